@@ -1,0 +1,45 @@
+#pragma once
+// One assignment of values to the parameters of a TuningSpace.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuforecast/core/value.hpp"
+
+namespace gpuforecast {
+
+// Parameter names are shared by every Config of a space: a search holds millions of configs.
+using ParameterNames = std::shared_ptr<const std::vector<std::string>>;
+
+class Config {
+ public:
+  Config() = default;
+  // values[i] is the value of (*names)[i]; sizes must agree (throws invalid_argument_error).
+  Config(ParameterNames names, std::vector<Value> values);
+
+  [[nodiscard]] std::size_t size() const noexcept { return m_values.size(); }
+  [[nodiscard]] const std::vector<std::string>& names() const;
+  [[nodiscard]] const ParameterNames& shared_names() const noexcept { return m_names; }
+  [[nodiscard]] const std::vector<Value>& values() const noexcept { return m_values; }
+  [[nodiscard]] std::vector<Value>& values() noexcept { return m_values; }
+  [[nodiscard]] const Value& operator[](std::size_t i) const { return m_values[i]; }
+
+  // Value by parameter name; throws invalid_argument_error naming the parameter if absent.
+  [[nodiscard]] const Value& at(std::string_view name) const;
+  [[nodiscard]] const Value* find(std::string_view name) const noexcept;
+
+  // Kernel Tuner's cache key: values joined by ',' in parameter order ("16,1,1,1,0,0,0,1,15,15").
+  [[nodiscard]] std::string key() const;
+  // Human form for messages: "block_size_x=16, block_size_y=1, ...".
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const Config& a, const Config& b) noexcept { return a.m_values == b.m_values; }
+
+ private:
+  ParameterNames m_names;
+  std::vector<Value> m_values;
+};
+
+}  // namespace gpuforecast

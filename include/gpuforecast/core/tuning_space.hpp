@@ -1,0 +1,50 @@
+#pragma once
+// Named tunable parameters with value lists, plus constraint expressions (T1 `Conditions`).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/config.hpp"
+#include "gpuforecast/core/value.hpp"
+
+namespace gpuforecast {
+
+struct Parameter {
+  std::string name;
+  std::vector<Value> values;  // in the order given by the space's author
+};
+
+namespace detail {
+struct CompiledConstraints;  // space/ compiles the expressions once; see src/space/
+}
+
+class TuningSpace {
+ public:
+  TuningSpace() = default;
+  // Throws expression_error if a constraint does not parse or names an unknown parameter.
+  TuningSpace(std::vector<Parameter> parameters, std::vector<std::string> constraints);
+
+  [[nodiscard]] const std::vector<Parameter>& parameters() const noexcept { return m_parameters; }
+  [[nodiscard]] const std::vector<std::string>& constraints() const noexcept { return m_constraints; }
+  [[nodiscard]] const ParameterNames& names() const noexcept { return m_names; }
+  [[nodiscard]] std::size_t index_of(const std::string& name) const;  // throws if unknown
+
+  // Cartesian size, ignoring constraints.
+  [[nodiscard]] std::uint64_t cartesian_size() const noexcept;
+  // Every value is in its parameter's list.
+  [[nodiscard]] bool contains(const Config& config) const noexcept;
+  // contains() and every constraint holds.
+  [[nodiscard]] bool is_valid(const Config& config) const;
+  // Makes a Config of this space from values in parameter order.
+  [[nodiscard]] Config make_config(std::vector<Value> values) const;
+
+ private:
+  std::vector<Parameter> m_parameters;
+  std::vector<std::string> m_constraints;
+  ParameterNames m_names;
+  std::shared_ptr<const detail::CompiledConstraints> m_compiled;
+  friend const detail::CompiledConstraints& compiled_constraints(const TuningSpace&);
+};
+
+}  // namespace gpuforecast

@@ -1,0 +1,32 @@
+// gpuforecast: forecast GPU kernel runtimes, calibrate, search. Subcommands live in commands/.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "command_registry.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpuforecast: forecast GPU kernel runtimes, know when to trust the forecast, "
+               "measure when not"};
+  app.set_version_flag("--version", gpuforecast::version());
+  app.require_subcommand(1);
+  auto& registry = gpuforecast::cli::command_registry();
+  std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& command : registry) command.add(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const gpuforecast::error& e) {
+    fmt::print(stderr, "gpuforecast: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpuforecast: unexpected error: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}
