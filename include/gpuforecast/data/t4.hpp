@@ -1,0 +1,33 @@
+#pragma once
+// The community T4 results format: `results[]` with configuration, times.{compilation,
+// runtimes, framework, search_algorithm, validation}, invalidity, measurements.
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/config.hpp"
+#include "gpuforecast/core/measurement.hpp"
+
+namespace gpuforecast {
+
+struct T4Result {
+  Config config;
+  Measurement measurement;  // invalidity "correct" -> ok; "compile"/"runtime"/"constraints" -> failed
+  std::string invalidity;   // as written
+  std::string timestamp;
+  double framework_ms = 0;
+  double search_algorithm_ms = 0;
+  double validation_ms = 0;
+  std::vector<std::pair<std::string, double>> measurements;  // name, value
+};
+
+struct T4File {
+  std::string path;
+  std::string schema_version = "1.0.0";
+  std::string time_unit = "milliseconds";
+  std::vector<T4Result> results;
+};
+
+[[nodiscard]] T4File read_t4(const std::string& path);            // .json or .json.gz
+void write_t4(const T4File& file, const std::string& path);      // gzip when path ends in .gz
+
+}  // namespace gpuforecast
