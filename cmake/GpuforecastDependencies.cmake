@@ -18,8 +18,15 @@ endif()
 
 set(GPUFORECAST_HAVE_XGBOOST OFF)
 if(GPUFORECAST_WITH_XGBOOST)
-  find_package(xgboost QUIET)
-  if(xgboost_FOUND)
+  # Debian's xgboost CMake config also imports the `xgboost` command-line program, which
+  # libxgboost-dev does not install, so configure would fail: find header and library directly.
+  find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h)
+  find_library(XGBOOST_LIBRARY xgboost)
+  if(XGBOOST_INCLUDE_DIR AND XGBOOST_LIBRARY)
+    add_library(gpuforecast_xgboost_lib UNKNOWN IMPORTED)
+    set_target_properties(gpuforecast_xgboost_lib PROPERTIES IMPORTED_LOCATION ${XGBOOST_LIBRARY}
+      INTERFACE_INCLUDE_DIRECTORIES ${XGBOOST_INCLUDE_DIR})
+    add_library(xgboost::xgboost ALIAS gpuforecast_xgboost_lib)
     set(GPUFORECAST_HAVE_XGBOOST ON)
     message(STATUS "gpuforecast: XGBoost found: xgboost baseline ON")
   else()
