@@ -1,0 +1,17 @@
+// Uses the installed headers only: no libtorch, CUDA, fmt or JSON include paths are given.
+#include <gpuforecast/gpuforecast.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+int main() {
+  const char* env = std::getenv("GPUFORECAST_DATA");
+  const std::string data = env ? env : "../shared/datasets";
+  const std::string file = data + "/benchmark_hub/cachefiles/dedispersion_milo/A100.json.gz";
+  auto space = gpuforecast::load_space(file);
+  std::printf("gpuforecast %s: %s on %s: %zu entries, %zu valid, best %.4f ms\n", gpuforecast::version(),
+              space.kernel.c_str(), space.device->name.c_str(), space.observations.size(), space.valid_count(),
+              space.best_ms());
+  return space.observations.size() == 11130 ? 0 : 1;
+}
