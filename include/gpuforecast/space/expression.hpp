@@ -4,7 +4,7 @@
 //   literals: integers, floats, True/False, strings in quotes (for == and !=)
 //   operators: + - * / // % ** unary -, comparisons < <= > >= == != (chained: a < b <= c),
 //              and / or / not, parentheses, indexing name[i] (ProblemSize[0])
-//   functions: min, max, abs, int, float
+//   functions: min, max, abs, int, float, len (min/max/len also over a bound list)
 // Semantics follow Python: // floors, % takes the divisor's sign, / is true division,
 // and/or short-circuit, ints stay exact (int64) until mixed with floats.
 #include <cstdint>
@@ -22,6 +22,14 @@ namespace detail {
 struct ExpressionProgram;
 }
 
+// A name bound to a constant list when the expression is compiled: `ProblemSize` bound to
+// [4096, 4096] makes `ProblemSize[0]` work; a parameter bound to its value list makes
+// `max(filter_width)` work (T1 argument sizes use both).
+struct ListBinding {
+  std::string name;
+  std::vector<Value> values;
+};
+
 class Expression {
  public:
   Expression() = default;
@@ -29,6 +37,9 @@ class Expression {
   // evaluation. Throws expression_error (expression, 1-based column) on syntax errors and on
   // unknown names.
   static Expression compile(std::string_view source, std::span<const std::string> variables);
+  // As above, plus names bound to constant lists (indexing, min/max over a list, len).
+  static Expression compile(std::string_view source, std::span<const std::string> variables,
+                            std::span<const ListBinding> lists);
 
   [[nodiscard]] Value evaluate(std::span<const Value> values) const;
   // Fast path for all-numeric bindings.

@@ -1,0 +1,80 @@
+#include "gpuforecast/core/tuning_space.hpp"
+
+#include <fmt/core.h>
+
+#include <limits>
+#include <set>
+
+#include "gpuforecast/core/error.hpp"
+#include "space/compiled_constraints.hpp"
+
+namespace gpuforecast {
+
+TuningSpace::TuningSpace(std::vector<Parameter> parameters, std::vector<std::string> constraints)
+    : m_parameters(std::move(parameters)), m_constraints(std::move(constraints)) {
+  std::set<std::string> seen;
+  auto names = std::make_shared<std::vector<std::string>>();
+  for (const auto& p : m_parameters) {
+    if (p.name.empty()) throw invalid_argument_error("tuning parameter with an empty name");
+    if (!seen.insert(p.name).second)
+      throw invalid_argument_error(fmt::format("tuning parameter \"{}\" is declared twice", p.name));
+    names->push_back(p.name);
+  }
+  m_names = std::move(names);
+  m_compiled = detail::compile_constraints(m_parameters, m_constraints);
+}
+
+std::size_t TuningSpace::index_of(const std::string& name) const {
+  for (std::size_t i = 0; i < m_parameters.size(); ++i)
+    if (m_parameters[i].name == name) return i;
+  throw invalid_argument_error(fmt::format("the tuning space has no parameter \"{}\"", name));
+}
+
+std::uint64_t TuningSpace::cartesian_size() const noexcept {
+  if (m_parameters.empty()) return 0;
+  std::uint64_t n = 1;
+  for (const auto& p : m_parameters) {
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(p.values.size()), &n))
+      return std::numeric_limits<std::uint64_t>::max();  // saturates: "more than we can count"
+  }
+  return n;
+}
+
+bool TuningSpace::contains(const Config& config) const noexcept {
+  if (config.size() != m_parameters.size()) return false;
+  if (config.shared_names() && config.shared_names() != m_names && m_names && *config.shared_names() != *m_names)
+    return false;
+  for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+    const auto& vals = m_parameters[i].values;
+    bool found = false;
+    for (const auto& v : vals)
+      if (v == config[i]) {
+        found = true;
+        break;
+      }
+    if (!found) return false;
+  }
+  return true;
+}
+
+bool TuningSpace::is_valid(const Config& config) const {
+  if (!contains(config)) return false;
+  const auto& cc = compiled_constraints(*this);
+  if (!cc.constants_hold()) return false;
+  for (std::size_t c = 0; c < cc.expressions.size(); ++c) {
+    const auto& used = cc.expressions[c].used_variables();
+    if (used.empty()) continue;
+    const Value r = cc.expressions[c].evaluate(config.values());
+    if (r.is_string() ? r.as_string().empty() : r.as_double() == 0.0) return false;
+  }
+  return true;
+}
+
+Config TuningSpace::make_config(std::vector<Value> values) const {
+  if (values.size() != m_parameters.size())
+    throw invalid_argument_error(fmt::format("make_config: {} values for a space of {} parameters", values.size(),
+                                             m_parameters.size()));
+  return Config(m_names, std::move(values));
+}
+
+}  // namespace gpuforecast
