@@ -1,0 +1,59 @@
+#pragma once
+// A Benchmarker over recorded measurements (Kernel Tuner's simulation mode): a search runs
+// against a brute-forced dataset exactly as it would against a GPU, without one.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/data/dataset.hpp"
+
+namespace gpuforecast {
+
+// What a replayed measurement of an ok configuration returns.
+enum class ReplaySampling {
+  one_run,    // one of the stored runs, drawn with the seed (the default: measurement noise as recorded)
+  bootstrap,  // as many runs as stored, resampled with replacement (noise of a median)
+  median,     // the stored median every time (no noise)
+};
+
+struct ReplayOptions {
+  std::uint64_t seed = 0;
+  ReplaySampling sampling = ReplaySampling::one_run;
+};
+
+// measure() answers from `data`:
+//   - stored ok configuration: status ok with runs drawn per ReplaySampling; compile_ms and
+//     benchmark_ms as stored;
+//   - stored failure: the stored status and reason (compile_failed, runtime_failed, ...);
+//   - configuration absent from the data: status invalid, reason "absent from <path>".
+// Each measured candidate is counted. The first visit of a configuration is charged its stored
+// compile + benchmark time (cost_s, simulated seconds); later visits cost nothing, as a
+// cache would make them. Configurations are matched by parameter name, so a space whose
+// parameters are ordered differently still finds its entries.
+// Copies share one state (counts, seed stream): pass it by value into a SearchContext and
+// still read the counts from the original.
+class ReplayBenchmarker {
+ public:
+  explicit ReplayBenchmarker(std::shared_ptr<const SpaceData> data, ReplayOptions options = {});
+  explicit ReplayBenchmarker(SpaceData data, ReplayOptions options = {});
+
+  [[nodiscard]] std::vector<Measurement> measure(std::span<const Candidate> candidates);
+
+  [[nodiscard]] std::size_t measurement_count() const noexcept;  // candidates measured so far
+  [[nodiscard]] double simulated_seconds() const noexcept;       // cost charged so far
+  [[nodiscard]] const SpaceData& data() const noexcept;
+  [[nodiscard]] const std::shared_ptr<const SpaceData>& shared_data() const noexcept;
+  // The stored observation of `config`, or nullptr when the data do not hold it.
+  [[nodiscard]] const Observation* find(const Config& config) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> m_impl;
+};
+
+static_assert(Benchmarker<ReplayBenchmarker>);
+
+}  // namespace gpuforecast

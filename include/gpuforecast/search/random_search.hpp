@@ -1,0 +1,29 @@
+#pragma once
+// Random search: distinct valid configurations drawn uniformly until the budget ends.
+// The baseline every other strategy must beat.
+#include <cstdint>
+
+#include "gpuforecast/core/concepts.hpp"
+
+namespace gpuforecast {
+
+struct RandomSearchOptions {
+  std::uint64_t seed = 0;
+  // Configurations handed to the context per call: 1 keeps the trace exactly one draw per
+  // measurement under a seconds budget; larger batches suit a benchmarker that measures in bulk.
+  std::size_t batch = 1;
+};
+
+class RandomSearch {
+ public:
+  explicit RandomSearch(RandomSearchOptions options = {}) : m_options(options) {}
+  void run(SearchContext& ctx);
+  [[nodiscard]] const RandomSearchOptions& options() const noexcept { return m_options; }
+
+ private:
+  RandomSearchOptions m_options;
+};
+
+static_assert(SearchStrategy<RandomSearch>);
+
+}  // namespace gpuforecast

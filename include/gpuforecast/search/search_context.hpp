@@ -1,0 +1,97 @@
+#pragma once
+// The shared evaluator every strategy talks to (Kernel Tuner's CostFunc): it dedups
+// configurations, checks them against the TuningSpace, asks the Benchmarker for new ones only,
+// records the trace and keeps to the Budget. Strategies never learn whether the Benchmarker is
+// a GPU or a replay of a dataset.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/search/budget.hpp"
+#include "gpuforecast/search/trace.hpp"
+
+namespace gpuforecast {
+
+struct SearchContextOptions {
+  // Draw a progress bar on stderr; it is drawn only when stderr is a terminal.
+  bool progress = false;
+  std::string label;  // shown before the progress bar
+};
+
+class SearchContext {
+ public:
+  // `prototype` gives kernel, device, problem size and spec of every candidate; its config is
+  // replaced by the configs the strategy asks for. The benchmarker is kept (moved) inside.
+  template <Benchmarker B>
+  SearchContext(TuningSpace space, Candidate prototype, B benchmarker, Budget budget,
+                SearchContextOptions options = {})
+      : SearchContext(std::move(space), std::move(prototype),
+                      std::make_unique<BenchmarkerModel<B>>(std::move(benchmarker)), budget,
+                      std::move(options)) {}
+  ~SearchContext();
+  SearchContext(const SearchContext&) = delete;
+  SearchContext& operator=(const SearchContext&) = delete;
+
+  [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
+  [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }
+  [[nodiscard]] const Trace& trace() const noexcept { return m_trace; }
+  [[nodiscard]] const Candidate& prototype() const noexcept { return m_prototype; }
+  [[nodiscard]] Candidate candidate(const Config& config) const;
+
+  // Measures what is new and allowed, in order. A config seen before returns its earlier
+  // measurement without cost; one outside the space or violating a constraint returns status
+  // invalid (not measured, not counted); one left over when the budget ends returns status
+  // invalid with reason "not measured: budget exhausted" and stays unseen.
+  std::vector<Measurement> evaluate(std::span<const Config> configs);
+  Measurement evaluate(const Config& config);
+
+  [[nodiscard]] bool exhausted() const noexcept;
+  // Measurements left under the count budget (SIZE_MAX when only seconds are limited).
+  [[nodiscard]] std::size_t remaining() const noexcept;
+  [[nodiscard]] bool seen(const Config& config) const;
+  // Earlier measurement of `config` (measured or found invalid), or nullptr.
+  [[nodiscard]] const Measurement* lookup(const Config& config) const;
+  // Observations of everything measured, in measurement order (for surrogate updates).
+  [[nodiscard]] const std::vector<Observation>& observations() const noexcept { return m_observations; }
+  [[nodiscard]] const TraceEntry* best() const noexcept { return m_trace.best(); }
+  [[nodiscard]] std::size_t measurement_count() const noexcept { return m_trace.size(); }
+
+ private:
+  struct BenchmarkerConcept {
+    virtual ~BenchmarkerConcept() = default;
+    virtual std::vector<Measurement> measure(std::span<const Candidate> c) = 0;
+  };
+  template <class B>
+  struct BenchmarkerModel final : BenchmarkerConcept {
+    explicit BenchmarkerModel(B b) : value(std::move(b)) {}
+    std::vector<Measurement> measure(std::span<const Candidate> c) override { return value.measure(c); }
+    B value;
+  };
+  SearchContext(TuningSpace space, Candidate prototype, std::unique_ptr<BenchmarkerConcept> benchmarker,
+                Budget budget, SearchContextOptions options);
+  void measure_batch(std::span<const Config> configs, std::span<const std::size_t> positions,
+                     std::vector<Measurement>& out);
+  void draw_progress(bool final);
+
+  TuningSpace m_space;
+  Candidate m_prototype;
+  std::unique_ptr<BenchmarkerConcept> m_benchmarker;
+  Budget m_budget;
+  SearchContextOptions m_options;
+  Trace m_trace;
+  std::vector<Observation> m_observations;
+  std::unordered_map<std::string, Measurement> m_seen;  // by Config::key()
+  std::chrono::steady_clock::time_point m_start;
+  bool m_draw = false;
+  std::size_t m_drawn_at = 0;
+};
+
+}  // namespace gpuforecast

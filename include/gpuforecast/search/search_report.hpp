@@ -1,0 +1,35 @@
+#pragma once
+// How good a search was: fraction of the optimum reached after n measurements, over seeds.
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "gpuforecast/search/trace.hpp"
+
+namespace gpuforecast {
+
+// curve[n-1] = optimum_ms / (time of the best configuration found in the first n measurements),
+// n = 1..length; 0 before anything valid was found; a trace shorter than `length` holds its last
+// value. The best is chosen by the measured (noisy) time, as a user would choose it, and valued
+// at `reference_ms(config)` when given (the replayed data's stored median), else at the
+// measured time.
+[[nodiscard]] std::vector<double> fraction_of_optimum_curve(
+    const Trace& trace, double optimum_ms, std::size_t length,
+    const std::function<double(const Config&)>& reference_ms = {});
+
+struct BudgetSummary {
+  std::size_t budget = 0;  // measurements
+  double mean = 0;         // mean fraction of optimum over seeds
+  double p10 = 0;          // 10th percentile over seeds (linear interpolation)
+  std::size_t seeds = 0;
+};
+
+// One summary per budget; curves shorter than a budget use their last value.
+[[nodiscard]] std::vector<BudgetSummary> summarise_curves(std::span<const std::vector<double>> curves,
+                                                          std::span<const std::size_t> budgets);
+
+// q in [0, 1], linear interpolation between order statistics; 0 for an empty sample.
+[[nodiscard]] double percentile(std::vector<double> values, double q);
+
+}  // namespace gpuforecast

@@ -1,0 +1,55 @@
+#pragma once
+// Strategies by name, for the CLI and benchmarks. Built in: "random", "genetic", "surrogate".
+// Each factory reads its options struct's fields from StrategySettings::options by name, so
+// `--option population_size=30` reaches GeneticOptions::population_size.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/search/selective_model.hpp"
+
+namespace gpuforecast {
+
+class AnyStrategy {
+ public:
+  AnyStrategy() = default;
+  template <SearchStrategy S>
+  AnyStrategy(S s) : m_run(std::make_shared<std::function<void(SearchContext&)>>(  // NOLINT: implicit
+                         [s = std::move(s)](SearchContext& ctx) mutable { s.run(ctx); })) {}
+  void run(SearchContext& ctx) { (*m_run)(ctx); }
+  [[nodiscard]] bool empty() const noexcept { return !m_run; }
+
+ private:
+  std::shared_ptr<std::function<void(SearchContext&)>> m_run;
+};
+
+static_assert(SearchStrategy<AnyStrategy>);
+
+struct StrategySettings {
+  std::uint64_t seed = 0;
+  // Surrogate-filtered search: a pre-trained selective model file (`gpuforecast::load`); when
+  // empty, a surrogate of kind `surrogate` is trained online from the search's own measurements.
+  std::string model_path;
+  std::string surrogate = "default";
+  // Alternative to model_path for programs that hold a model in memory: called once per run.
+  std::function<SelectiveModel()> model_factory;
+  // Option overrides by field name of the strategy's options struct ("population_size" -> "30").
+  std::map<std::string, std::string> options;
+};
+
+using StrategyFactory = std::function<AnyStrategy(const StrategySettings&)>;
+
+// Adds or replaces a strategy.
+void register_strategy(std::string name, std::string description, StrategyFactory factory);
+// Throws invalid_argument_error naming the registered strategies when `name` is unknown, and
+// for an option the strategy does not have or a value that does not parse.
+[[nodiscard]] AnyStrategy make_strategy(std::string_view name, const StrategySettings& settings = {});
+[[nodiscard]] std::vector<std::string> strategy_names();
+[[nodiscard]] std::string strategy_description(std::string_view name);
+
+}  // namespace gpuforecast

@@ -1,0 +1,51 @@
+#pragma once
+// Surrogate-filtered search (the GPU Forecasters loop; TVM's cost-model-guided evolution):
+// every round proposes many more candidates than it may measure (mutations and uniform
+// crossovers of the best measured configurations, plus random ones), a SelectivePredictor
+// forecasts them all, the most promising are measured, a share of the round goes to candidates
+// the predictor defers as uncertain (exploration: best optimistic bound first), and the
+// predictor learns from the round's measurements before the next one.
+#include <cstddef>
+#include <cstdint>
+
+#include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/search/selective_model.hpp"
+
+namespace gpuforecast {
+
+struct SurrogateFilteredOptions {
+  std::uint64_t seed = 0;
+  // Random measurements before the first ranked round. A model pre-trained on other devices or
+  // kernels forecasts from the start: set 0 (the registry does so for --model).
+  std::size_t initial_samples = 10;
+  std::size_t measurements_per_round = 5;
+  // Candidates proposed per measurement in a round (the study uses 4; more costs forecasts only).
+  std::size_t proposals_per_measurement = 100;
+  double random_fraction = 0.3;      // share of the proposals drawn uniformly from the space
+  double crossover_fraction = 0.3;   // share bred by uniform crossover of two parents
+  double mutation_rate = 0.25;       // per parameter, to a neighbouring value (at least one moves)
+  std::size_t parents = 8;           // parents are drawn from this many best measured configs
+  double exploration_fraction = 0.2; // share of a round's measurements for deferred candidates
+  // PUCT parent choice (as in the study): a parent's score is its quality (best / its time)
+  // plus puct_c * prior * sqrt(total expansions) / (1 + its expansions); off: rank-weighted.
+  bool puct = false;
+  double puct_c = 1.0;
+  // Candidates whose forecast failure probability exceeds this are not measured for exploitation.
+  double max_p_fail = 0.5;
+};
+
+class SurrogateFilteredSearch {
+ public:
+  // Throws invalid_argument_error when the model is empty.
+  explicit SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options = {});
+  void run(SearchContext& ctx);
+  [[nodiscard]] const SurrogateFilteredOptions& options() const noexcept { return m_options; }
+
+ private:
+  SelectiveModel m_model;
+  SurrogateFilteredOptions m_options;
+};
+
+static_assert(SearchStrategy<SurrogateFilteredSearch>);
+
+}  // namespace gpuforecast

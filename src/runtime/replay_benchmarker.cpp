@@ -1,0 +1,109 @@
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+struct ReplayBenchmarker::Impl {
+  std::shared_ptr<const SpaceData> data;
+  ReplayOptions options;
+  std::unordered_map<std::string, std::size_t> index;  // key in the data's parameter order
+  std::vector<std::string> names;                      // the data's parameter order
+  std::mt19937_64 rng;
+  std::unordered_set<std::string> visited;
+  std::size_t count = 0;
+  double seconds = 0;
+  std::mutex mutex;
+
+  Impl(std::shared_ptr<const SpaceData> d, ReplayOptions o) : data(std::move(d)), options(o), rng(o.seed) {
+    if (!data) throw invalid_argument_error("ReplayBenchmarker: no data");
+    names = *data->space.names();
+    if (names.empty() && !data->observations.empty()) names = data->observations.front().candidate.config.names();
+    index.reserve(data->observations.size());
+    for (std::size_t i = 0; i < data->observations.size(); ++i)
+      index.emplace(key_of(data->observations[i].candidate.config), i);
+  }
+
+  // Key in the data's parameter order, whatever order `config` has.
+  [[nodiscard]] std::string key_of(const Config& config) const {
+    if (config.names() == names) return config.key();
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const Value* v = config.find(names[i]);
+      if (!v) return {};  // a parameter the data do not know: never matches
+      if (i) out += ',';
+      out += v->to_string();
+    }
+    if (config.size() != names.size()) return {};
+    return out;
+  }
+
+  [[nodiscard]] const Observation* find(const Config& config) const {
+    auto k = key_of(config);
+    if (k.empty() && !names.empty()) return nullptr;
+    auto it = index.find(k);
+    return it == index.end() ? nullptr : &data->observations[it->second];
+  }
+
+  Measurement replay(const Candidate& candidate) {
+    ++count;
+    const Observation* stored = find(candidate.config);
+    if (!stored) {
+      Measurement m;
+      m.status = Status::invalid;
+      m.reason = fmt::format("absent from {}", data->path.empty() ? "the replayed data" : data->path);
+      return m;
+    }
+    Measurement m = stored->measurement;
+    const bool first = visited.insert(key_of(candidate.config)).second;
+    m.cost_s = first ? (m.compile_ms + m.benchmark_ms) / 1000.0 : 0.0;
+    seconds += m.cost_s;
+    if (m.ok() && !m.samples_ms.empty()) {
+      const auto& runs = stored->measurement.samples_ms;
+      std::uniform_int_distribution<std::size_t> pick(0, runs.size() - 1);
+      switch (options.sampling) {
+        case ReplaySampling::one_run:
+          m.samples_ms = {runs[pick(rng)]};
+          summarise_samples(m);
+          break;
+        case ReplaySampling::bootstrap:
+          for (auto& s : m.samples_ms) s = runs[pick(rng)];
+          summarise_samples(m);
+          break;
+        case ReplaySampling::median: break;
+      }
+    }
+    return m;
+  }
+};
+
+ReplayBenchmarker::ReplayBenchmarker(std::shared_ptr<const SpaceData> data, ReplayOptions options)
+    : m_impl(std::make_shared<Impl>(std::move(data), options)) {}
+
+ReplayBenchmarker::ReplayBenchmarker(SpaceData data, ReplayOptions options)
+    : ReplayBenchmarker(std::make_shared<const SpaceData>(std::move(data)), options) {}
+
+std::vector<Measurement> ReplayBenchmarker::measure(std::span<const Candidate> candidates) {
+  std::lock_guard lock(m_impl->mutex);
+  std::vector<Measurement> out;
+  out.reserve(candidates.size());
+  for (const auto& c : candidates) out.push_back(m_impl->replay(c));
+  return out;
+}
+
+std::size_t ReplayBenchmarker::measurement_count() const noexcept { return m_impl->count; }
+double ReplayBenchmarker::simulated_seconds() const noexcept { return m_impl->seconds; }
+const SpaceData& ReplayBenchmarker::data() const noexcept { return *m_impl->data; }
+const std::shared_ptr<const SpaceData>& ReplayBenchmarker::shared_data() const noexcept { return m_impl->data; }
+const Observation* ReplayBenchmarker::find(const Config& config) const { return m_impl->find(config); }
+
+}  // namespace gpuforecast

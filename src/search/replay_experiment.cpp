@@ -1,0 +1,81 @@
+#include "gpuforecast/search/replay_experiment.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/search_context.hpp"
+
+namespace gpuforecast {
+
+SpaceData load_replay_space(const std::string& path, const std::string& t1_path) {
+  SpaceData data = load_space(path);
+  if (!data.space.constraints().empty() && t1_path.empty()) return data;
+  std::string t1 = t1_path;
+  if (t1.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path candidate = p.parent_path().parent_path().parent_path() / "kernels" / (data.kernel + ".json");
+    if (!data.kernel.empty() && fs::exists(candidate)) t1 = candidate.string();
+  }
+  if (t1.empty()) return data;
+  T1File spec = read_t1(t1);
+  // Keep the data's parameters (their order matches the stored keys); take the constraints.
+  for (const auto& p : data.space.parameters())
+    (void)spec.space.index_of(p.name);  // throws naming the parameter when the T1 file lacks it
+  data.space = TuningSpace(data.space.parameters(), spec.space.constraints());
+  return data;
+}
+
+std::vector<BudgetSummary> ReplayResult::summary(std::span<const std::size_t> budgets) const {
+  std::vector<std::vector<double>> curves;
+  for (const auto& r : runs) curves.push_back(r.curve);
+  return summarise_curves(curves, budgets);
+}
+
+ReplayResult run_replay_experiment(const ReplayExperiment& e) {
+  if (!e.data) throw invalid_argument_error("replay experiment without data");
+  ReplayResult result;
+  result.optimum_ms = e.data->best_ms();
+  // Stored medians value what a run found, so noise in the replayed runs does not flatter it.
+  ReplayBenchmarker lookup(e.data);
+  auto reference = [&](const Config& c) {
+    const Observation* o = lookup.find(c);
+    return o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
+  };
+  Candidate prototype;
+  prototype.kernel = e.data->kernel;
+  prototype.problem_size = e.data->problem_size;
+  prototype.device = e.data->device;
+  if (!e.data->observations.empty()) {
+    const auto& first = e.data->observations.front().candidate;
+    prototype.spec = first.spec;
+  }
+  for (std::size_t i = 0; i < e.seeds; ++i) {
+    const std::uint64_t seed = e.first_seed + i;
+    StrategySettings settings = e.settings;
+    settings.seed = seed;
+    auto strategy = make_strategy(e.strategy, settings);
+    ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, ReplaySampling::one_run});
+    SearchContextOptions options;
+    options.progress = e.progress;
+    options.label = fmt::format("{} seed {}", e.strategy, seed);
+    SearchContext ctx(e.data->space, prototype, bench, Budget{e.budget, e.budget_seconds}, options);
+    const auto start = std::chrono::steady_clock::now();
+    strategy.run(ctx);
+    ReplayRun run;
+    run.seed = seed;
+    run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.trace = ctx.trace();
+    run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(e.budget, 1), reference);
+    if (e.trace_path) write_trace_t4(run.trace, e.trace_path(i));
+    result.runs.push_back(std::move(run));
+  }
+  return result;
+}
+
+}  // namespace gpuforecast

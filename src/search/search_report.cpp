@@ -1,0 +1,55 @@
+#include "gpuforecast/search/search_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuforecast {
+
+std::vector<double> fraction_of_optimum_curve(const Trace& trace, double optimum_ms, std::size_t length,
+                                              const std::function<double(const Config&)>& reference_ms) {
+  std::vector<double> curve;
+  curve.reserve(length);
+  double value = 0;
+  std::size_t last_best = 0;
+  for (const auto& e : trace.entries()) {
+    if (curve.size() == length) break;
+    if (e.best_index != 0 && e.best_index != last_best) {
+      last_best = e.best_index;
+      const TraceEntry& b = trace.entries()[e.best_index - 1];
+      const double t = reference_ms ? reference_ms(b.config) : b.measurement.median_ms;
+      value = t > 0 ? std::min(1.0, optimum_ms / t) : 0.0;
+    }
+    curve.push_back(value);
+  }
+  while (curve.size() < length) curve.push_back(value);
+  return curve;
+}
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+std::vector<BudgetSummary> summarise_curves(std::span<const std::vector<double>> curves,
+                                            std::span<const std::size_t> budgets) {
+  std::vector<BudgetSummary> out;
+  for (auto b : budgets) {
+    std::vector<double> at;
+    for (const auto& c : curves)
+      if (!c.empty()) at.push_back(c[std::min(std::max<std::size_t>(b, 1), c.size()) - 1]);
+    BudgetSummary s;
+    s.budget = b;
+    s.seeds = at.size();
+    for (double v : at) s.mean += v;
+    if (!at.empty()) s.mean /= static_cast<double>(at.size());
+    s.p10 = percentile(at, 0.1);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace gpuforecast

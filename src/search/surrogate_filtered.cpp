@@ -1,0 +1,196 @@
+#include "gpuforecast/search/surrogate_filtered.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/space/enumerate.hpp"
+#include "variation.hpp"
+
+namespace gpuforecast {
+
+SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options)
+    : m_model(std::move(model)), m_options(options) {
+  if (m_model.empty()) throw invalid_argument_error("surrogate-filtered search needs a selective model");
+  if (m_options.measurements_per_round == 0) throw invalid_argument_error("measurements_per_round must be >= 1");
+}
+
+namespace {
+
+struct Parent {
+  Config config;
+  std::vector<std::size_t> genes;
+  double time_ms = 0;
+  std::size_t expansions = 0;
+};
+
+// Ranking key of a forecast: its median, inflated by the chance the candidate fails.
+double expected_cost(const Decision& d) {
+  const double p = std::clamp(d.forecast.p_fail, 0.0, 0.95);
+  return d.forecast.median_ms / (1.0 - p);
+}
+
+double optimistic_bound(const Decision& d) {
+  double low = d.interval_low_ms > 0 ? d.interval_low_ms : d.forecast.lower_ms;
+  if (!(low > 0)) low = d.forecast.median_ms;
+  const double p = std::clamp(d.forecast.p_fail, 0.0, 0.95);
+  return low / (1.0 - p);
+}
+
+}  // namespace
+
+void SurrogateFilteredSearch::run(SearchContext& ctx) {
+  using namespace search_detail;
+  const auto& o = m_options;
+  Rng rng(o.seed);
+  const Indexer ix(ctx.space());
+  std::size_t learned = 0;  // observations already given to the model
+
+  auto learn = [&] {
+    const auto& obs = ctx.observations();
+    if (learned < obs.size()) {
+      m_model.update(std::span<const Observation>(obs).subspan(learned));
+      learned = obs.size();
+    }
+  };
+
+  // Initial random design (skipped when the model already forecasts this space well enough).
+  if (o.initial_samples > 0) {
+    auto initial = sample_valid(ctx.space(), std::min(o.initial_samples, ctx.remaining()), rng());
+    (void)ctx.evaluate(initial);
+  }
+
+  std::unordered_map<std::string, std::size_t> expansions;  // PUCT visit counts by key
+  std::size_t stale_rounds = 0;
+  while (!ctx.exhausted()) {
+    learn();
+    const std::size_t m = std::min(o.measurements_per_round, ctx.remaining());
+
+    // Parents: the best measured configurations.
+    std::vector<Parent> parents;
+    {
+      std::vector<const TraceEntry*> ok;
+      for (const auto& e : ctx.trace().entries())
+        if (e.measurement.ok()) ok.push_back(&e);
+      std::sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->measurement.median_ms < b->measurement.median_ms; });
+      for (std::size_t i = 0; i < ok.size() && parents.size() < std::max<std::size_t>(1, o.parents); ++i) {
+        if (!ctx.space().contains(ok[i]->config)) continue;
+        auto it = expansions.find(ok[i]->config.key());
+        parents.push_back({ok[i]->config, ix.indices(ok[i]->config), ok[i]->measurement.median_ms,
+                           it == expansions.end() ? 0 : it->second});
+      }
+    }
+    auto pick_parent = [&]() -> Parent& {
+      if (o.puct) {
+        // Quality in (0, 1], uniform prior, visit counts: argmax of the PUCT score.
+        std::size_t total = 0;
+        for (const auto& p : parents) total += p.expansions;
+        const double prior = 1.0 / static_cast<double>(parents.size());
+        std::size_t best = 0;
+        double best_score = -1;
+        for (std::size_t i = 0; i < parents.size(); ++i) {
+          const double q = parents[0].time_ms / parents[i].time_ms;
+          const double u = o.puct_c * prior * std::sqrt(static_cast<double>(total) + 1.0) /
+                           (1.0 + static_cast<double>(parents[i].expansions));
+          if (q + u > best_score) best_score = q + u, best = i;
+        }
+        return parents[best];
+      }
+      // Rank-weighted: parent i with weight 1 / (i + 1).
+      std::vector<double> w(parents.size());
+      for (std::size_t i = 0; i < w.size(); ++i) w[i] = 1.0 / static_cast<double>(i + 1);
+      return parents[std::discrete_distribution<std::size_t>(w.begin(), w.end())(rng)];
+    };
+
+    // Proposals.
+    const std::size_t pool = std::max<std::size_t>(m * o.proposals_per_measurement, m);
+    std::vector<Config> proposals;
+    std::unordered_set<std::string> proposed;
+    auto propose = [&](Config c) {
+      if (ctx.seen(c)) return;
+      auto key = c.key();
+      if (proposed.insert(std::move(key)).second) proposals.push_back(std::move(c));
+    };
+    const bool have_parents = !parents.empty();
+    const std::size_t n_random = have_parents ? static_cast<std::size_t>(std::ceil(o.random_fraction * static_cast<double>(pool))) : pool;
+    const std::size_t n_cross = have_parents && parents.size() > 1
+                                    ? static_cast<std::size_t>(o.crossover_fraction * static_cast<double>(pool))
+                                    : 0;
+    for (auto& c : sample_valid(ctx.space(), n_random, rng())) propose(std::move(c));
+    if (have_parents) {
+      std::size_t attempts = 0;
+      const std::size_t target = proposals.size() + (pool - std::min(pool, n_random));
+      while (proposals.size() < target && attempts < 4 * pool) {
+        ++attempts;
+        Parent& a = pick_parent();
+        ++a.expansions;
+        ++expansions[a.config.key()];
+        std::vector<std::size_t> child;
+        if (attempts <= n_cross) {
+          Parent& b = pick_parent();
+          child = mutate(ix, uniform_crossover(a.genes, b.genes, rng), o.mutation_rate / 2, false, rng);
+        } else {
+          child = mutate(ix, a.genes, o.mutation_rate, true, rng);
+        }
+        auto fixed = repair(ix, std::move(child), 8, rng);
+        if (fixed.valid) propose(std::move(fixed.config));
+      }
+    }
+    if (proposals.empty()) {
+      if (++stale_rounds > 3) return;  // nothing new left to propose: the space is measured out
+      continue;
+    }
+    stale_rounds = 0;
+
+    std::vector<Config> chosen;
+    if (!m_model.ready()) {
+      std::shuffle(proposals.begin(), proposals.end(), rng);
+      proposals.resize(std::min(proposals.size(), m));
+      chosen = std::move(proposals);
+    } else {
+      std::vector<Candidate> candidates;
+      candidates.reserve(proposals.size());
+      for (const auto& c : proposals) candidates.push_back(ctx.candidate(c));
+      auto decisions = m_model.decide(candidates);
+      if (decisions.size() != candidates.size())
+        throw error("selective model returned a wrong number of decisions");
+      std::vector<std::size_t> order(proposals.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::vector<char> taken(proposals.size(), 0);
+      const std::size_t n_explore =
+          m >= 2 ? static_cast<std::size_t>(std::floor(o.exploration_fraction * static_cast<double>(m) + 0.5)) : 0;
+      // Exploitation: the best expected cost among candidates unlikely to fail.
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return expected_cost(decisions[a]) < expected_cost(decisions[b]);
+      });
+      for (std::size_t i : order) {
+        if (chosen.size() + n_explore >= m) break;
+        if (decisions[i].forecast.p_fail > o.max_p_fail) continue;
+        chosen.push_back(proposals[i]);
+        taken[i] = 1;
+      }
+      // Exploration: deferred candidates with the best optimistic bound.
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return optimistic_bound(decisions[a]) < optimistic_bound(decisions[b]);
+      });
+      for (std::size_t i : order)
+        if (chosen.size() < m && !taken[i] && decisions[i].defer) chosen.push_back(proposals[i]), taken[i] = 1;
+      // Nothing deferred (or everything likely to fail): fill by expected cost.
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return expected_cost(decisions[a]) < expected_cost(decisions[b]);
+      });
+      for (std::size_t i : order)
+        if (chosen.size() < m && !taken[i]) chosen.push_back(proposals[i]), taken[i] = 1;
+    }
+    (void)ctx.evaluate(chosen);
+  }
+  learn();
+}
+
+}  // namespace gpuforecast

@@ -1,0 +1,76 @@
+// Conformance: every registered strategy, run on replay of real data with small budgets, keeps
+// the contract of the SearchContext (STYLE 5.11).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/strategy_registry.hpp"
+#include "support/data.hpp"
+
+using namespace gpuforecast;
+
+TEST_CASE("every registered strategy searches replayed data within its budget", "[search][data]") {
+  const auto names = strategy_names();
+  REQUIRE(names.size() >= 3);
+  for (const char* kernel : {"convolution_milo", "dedispersion_milo"}) {
+    auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file(kernel, "A4000").string()));
+    REQUIRE_FALSE(data->space.constraints().empty());  // the T1 conditions were attached
+    for (const auto& name : names) {
+      INFO("strategy " << name << " on " << kernel);
+      ReplayExperiment e;
+      e.data = data;
+      e.strategy = name;
+      e.budget = 40;
+      e.seeds = 2;
+      auto result = run_replay_experiment(e);
+      REQUIRE(result.runs.size() == 2);
+      for (const auto& run : result.runs) {
+        const auto& entries = run.trace.entries();
+        CHECK(entries.size() == 40);
+        std::set<std::string> keys;
+        for (const auto& entry : entries) {
+          CHECK(data->space.is_valid(entry.config));
+          CHECK(keys.insert(entry.config.key()).second);  // measured once
+          CHECK(entry.measurement.status != Status::invalid);  // T1-valid configs are all stored
+        }
+        REQUIRE(run.curve.size() == 40);
+        CHECK(run.curve.back() > 0.0);
+        CHECK(run.curve.back() <= 1.0);
+        for (std::size_t i = 1; i < run.curve.size(); ++i) CHECK(run.curve[i] >= run.curve[i - 1]);
+      }
+      // Same seed, same search.
+      e.seeds = 1;
+      auto again = run_replay_experiment(e);
+      REQUIRE(again.runs[0].trace.size() == result.runs[0].trace.size());
+      for (std::size_t i = 0; i < again.runs[0].trace.size(); ++i)
+        CHECK(again.runs[0].trace.entries()[i].config == result.runs[0].trace.entries()[i].config);
+    }
+  }
+}
+
+TEST_CASE("a seconds budget limits replayed searches by simulated time", "[search][data]") {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("dedispersion_milo", "A100").string()));
+  ReplayExperiment e;
+  e.data = data;
+  e.strategy = "genetic";
+  e.budget = 0;
+  e.budget_seconds = 60;
+  e.seeds = 1;
+  auto result = run_replay_experiment(e);
+  const auto& trace = result.runs[0].trace;
+  REQUIRE_FALSE(trace.empty());
+  CHECK(trace.total_cost_s() >= 60);
+  CHECK(trace.total_cost_s() - trace.entries().back().cost_s < 60);
+}
+
+TEST_CASE("unknown strategies and options are refused with the known names", "[search]") {
+  CHECK_THROWS_WITH(make_strategy("annealing"), Catch::Contains("random") && Catch::Contains("genetic"));
+  StrategySettings s;
+  s.options["populaton_size"] = "3";
+  CHECK_THROWS_WITH(make_strategy("genetic", s), Catch::Contains("population_size"));
+  s.options = {{"population_size", "many"}};
+  CHECK_THROWS_AS(make_strategy("genetic", s), invalid_argument_error);
+}
