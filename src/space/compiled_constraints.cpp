@@ -24,7 +24,8 @@ bool CompiledConstraints::level_holds(std::size_t level, const double* numbers, 
 }
 
 bool CompiledConstraints::constants_hold() const {
-  const std::vector<Value> none;
+  // Constant constraints read no variable, but evaluation still wants one slot per parameter.
+  const std::vector<Value> none(by_level.size());
   for (std::size_t c : constant)
     if (!truthy(expressions[c].evaluate(none))) return false;
   return true;
