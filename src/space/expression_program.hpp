@@ -45,11 +45,12 @@ struct Instr {
 enum class Kind : std::uint8_t { Int, Float, Str, List };
 
 // One stack slot. Strings point into the program (literals) or into the caller's Values, and
-// lists are indices into the program's bound lists, so a slot never owns memory.
+// lists are indices into the program's bound lists, so a slot never owns memory. Trivial on
+// purpose: the evaluator's stack array is then left uninitialised (every slot is written first).
 struct Slot {
-  Kind kind = Kind::Int;
+  Kind kind;
   union {
-    std::int64_t i = 0;
+    std::int64_t i;
     double d;
     const std::string* s;
   };
