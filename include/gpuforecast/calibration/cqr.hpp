@@ -1,0 +1,11 @@
+#pragma once
+// Conformalised quantile regression on the surrogate's 5%/95% quantile head: the same split
+// calibration with the CQR score, so the interval is [lo * e^-q, hi * e^q] (q may be negative
+// when the head is too wide).
+#include "gpuforecast/calibration/split_conformal.hpp"
+
+namespace gpuforecast {
+
+[[nodiscard]] inline SplitConformal make_cqr(double alpha) { return SplitConformal(alpha, ConformalScore::cqr); }
+
+}  // namespace gpuforecast
