@@ -1,0 +1,22 @@
+#pragma once
+// The GPUs the CUDA driver sees, described as Device records from the driver's attributes
+// (name, compute capability, SMs, clocks, memory, L2, shared memory, registers), completed
+// with the built-in table's architecture data when the name is known.
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/device.hpp"
+#include "gpuforecast/runtime/driver_api.hpp"
+
+namespace gpuforecast {
+
+// Device i of the result is driver ordinal i. Throws cuda_error when a query fails.
+[[nodiscard]] std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api);
+
+// Through driver::driver(); throws cuda_error("no CUDA driver found: ...") without a driver.
+[[nodiscard]] std::vector<Device> enumerate_cuda_devices();
+
+// "ampere", "hopper", ... for an NVIDIA compute capability.
+[[nodiscard]] std::string nvidia_architecture(int major, int minor);
+
+}  // namespace gpuforecast

@@ -1,0 +1,325 @@
+#include "gpuforecast/runtime/cuda_benchmarker.hpp"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/runtime/compile_pool.hpp"
+#include "gpuforecast/runtime/cuda_devices.hpp"
+#include "gpuforecast/runtime/driver_api.hpp"
+#include "gpuforecast/runtime/kernel_arguments.hpp"
+#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/device_executor.hpp"
+#include "runtime/serialization.hpp"
+#include "runtime/worker_process.hpp"
+
+namespace gpuforecast {
+
+namespace {
+using detail::Job;
+
+std::string serialize_devices(const std::vector<Device>& devices) {
+  detail::ByteWriter w;
+  w.u64(devices.size());
+  for (const auto& d : devices) {
+    w.str(d.name), w.str(d.vendor), w.str(d.architecture);
+    w.i64(d.compute_capability_major), w.i64(d.compute_capability_minor), w.i64(d.sm_count);
+    w.f64(d.core_clock_mhz), w.f64(d.memory_bandwidth_gbs), w.f64(d.memory_gib), w.f64(d.l2_cache_mib);
+    w.f64(d.shared_memory_per_sm_kib), w.i64(d.registers_per_sm), w.i64(d.max_threads_per_block), w.i64(d.warp_size);
+    w.f64(d.peak_fp32_tflops);
+    w.u64(d.aliases.size());
+    for (const auto& a : d.aliases) w.str(a);
+  }
+  return std::move(w.bytes());
+}
+
+std::vector<Device> deserialize_devices(const std::string& bytes) {
+  detail::ByteReader r(bytes);
+  std::vector<Device> out(r.u64());
+  for (auto& d : out) {
+    d.name = r.str(), d.vendor = r.str(), d.architecture = r.str();
+    d.compute_capability_major = static_cast<int>(r.i64()), d.compute_capability_minor = static_cast<int>(r.i64());
+    d.sm_count = static_cast<int>(r.i64());
+    d.core_clock_mhz = r.f64(), d.memory_bandwidth_gbs = r.f64(), d.memory_gib = r.f64(), d.l2_cache_mib = r.f64();
+    d.shared_memory_per_sm_kib = r.f64(), d.registers_per_sm = static_cast<int>(r.i64());
+    d.max_threads_per_block = static_cast<int>(r.i64()), d.warp_size = static_cast<int>(r.i64());
+    d.peak_fp32_tflops = r.f64();
+    d.aliases.resize(r.u64());
+    for (auto& a : d.aliases) a = r.str();
+  }
+  return out;
+}
+
+// One device's way of running jobs: a worker process, or an executor in this process.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual Measurement run(const Job& job, double timeout_s) = 0;
+  [[nodiscard]] virtual bool has_reference(const std::string& set) const = 0;
+};
+
+class ProcessRunner final : public Runner {
+ public:
+  explicit ProcessRunner(int ordinal) : m_worker(ordinal) {}
+  Measurement run(const Job& job, double timeout_s) override { return m_worker.run(job, timeout_s); }
+  [[nodiscard]] bool has_reference(const std::string& set) const override { return m_worker.has_reference(set); }
+
+ private:
+  detail::WorkerProcess m_worker;
+};
+
+class InProcessRunner final : public Runner {
+ public:
+  InProcessRunner(const driver::DriverApi& api, int ordinal) : m_executor(api, ordinal) {}
+  Measurement run(const Job& job, double) override { return m_executor.run(job); }
+  [[nodiscard]] bool has_reference(const std::string& set) const override { return m_executor.has_reference(set); }
+
+ private:
+  detail::DeviceExecutor m_executor;
+};
+
+std::string kernel_of(const Candidate& c) { return !c.kernel.empty() ? c.kernel : c.spec->benchmark_name; }
+
+struct Prepared {
+  bool ready = false;  // false: `early` is the measurement
+  Measurement early;
+  LaunchGeometry geometry;
+  std::vector<detail::ArgumentDescriptor> arguments;
+  std::string set;
+  std::shared_future<std::shared_ptr<const CompiledKernel>> compiled;
+  std::string target;
+};
+}  // namespace
+
+struct CudaBenchmarker::Impl {
+  CudaBenchmarkerOptions options;
+  std::vector<Device> devices;
+  std::vector<int> ordinals;
+  std::unique_ptr<NvrtcCompiler> compiler;
+  std::unique_ptr<CompilePool> pool;
+  std::vector<std::unique_ptr<Runner>> runners;  // one per device
+  std::mutex reference_mutex;
+  std::map<std::string, std::optional<Job>> reference_jobs;  // set -> job (nullopt: none compiles)
+
+  Prepared prepare(const Candidate& c, const std::string& target) {
+    Prepared p;
+    auto early = [&](Status s, std::string log) {
+      p.early.status = s;
+      p.early.reason = std::string(to_string(s));
+      p.early.log = std::move(log);
+      return p;
+    };
+    if (!c.spec) return early(Status::invalid, "no KernelSpec (source, geometry, arguments): nothing to measure");
+    try {
+      const auto ps = c.problem_size.empty() ? std::span<const std::int64_t>(c.spec->problem_size)
+                                             : std::span<const std::int64_t>(c.problem_size);
+      p.geometry = compute_launch_geometry(*c.spec, c.config, ps);
+      std::vector<std::string> key{c.spec->benchmark_name, c.spec->kernel_name, std::to_string(options.seed)};
+      for (auto v : ps) key.push_back(std::to_string(v));
+      for (const auto& a : c.spec->arguments) {
+        detail::ArgumentDescriptor d{a.name, a.type, a.memory_type, a.mem_type, a.fill_type, a.fill_value, a.output, 1};
+        if (a.memory_type != "Scalar" && a.memory_type != "scalar") {
+          const double n = evaluate_spec_expression(a.size.empty() ? "1" : a.size, c.config, ps);
+          if (!(n >= 1)) throw invalid_argument_error(fmt::format("argument {} has size {}", a.name, n));
+          d.count = static_cast<std::uint64_t>(n);
+        }
+        key.insert(key.end(), {d.name, d.type, d.memory_type, d.mem_type, d.fill_type, fmt::format("{}", d.fill_value),
+                               std::to_string(d.count), d.output ? "out" : "in"});
+        p.arguments.push_back(std::move(d));
+      }
+      p.set = content_key(key);
+    } catch (const error& e) {
+      return early(Status::invalid, fmt::format("{}: {}", c.describe(), e.what()));
+    }
+    p.target = target;
+    p.compiled = pool->submit(c.spec, c.config, target);
+    p.ready = true;
+    return p;
+  }
+
+  Job make_job(const Prepared& p, const CompiledKernel& k) const {
+    Job j;
+    j.image = k.image;
+    j.lowered_name = k.lowered_name;
+    j.geometry = p.geometry;
+    j.argument_set = p.set;
+    j.arguments = p.arguments;
+    j.seed = options.seed;
+    j.verify = options.verify;
+    j.atol = options.atol, j.rtol = options.rtol;
+    j.criterion = options.stopping;
+    j.criterion_params = options.stopping_params;
+    j.warmup = options.warmup;
+    j.flush_l2 = options.flush_l2;
+    return j;
+  }
+};
+
+CudaBenchmarker::CudaBenchmarker(CudaBenchmarkerOptions options) : m_impl(std::make_unique<Impl>()) {
+  Impl& im = *m_impl;
+  im.options = std::move(options);
+  // Validate the criterion here, where an error can still be an exception.
+  (void)make_stopping_criterion(im.options.stopping, im.options.stopping_params);
+  if (im.options.isolate) {
+    // The parent must not initialise CUDA (its forked workers could not use it): ask a child.
+    std::string why;
+    auto bytes = detail::run_in_child([] { return serialize_devices(enumerate_cuda_devices()); }, 60, &why);
+    if (!bytes) throw cuda_error(why.find("no CUDA driver") != std::string::npos ? why : "no usable CUDA driver: " + why);
+    im.devices = deserialize_devices(*bytes);
+  } else {
+    im.devices = enumerate_cuda_devices();
+  }
+  if (im.devices.empty()) throw cuda_error("the CUDA driver reports no GPU");
+  if (im.options.device_ordinals.empty())
+    for (std::size_t i = 0; i < im.devices.size(); ++i) im.ordinals.push_back(static_cast<int>(i));
+  else
+    im.ordinals = im.options.device_ordinals;
+  std::vector<Device> chosen;
+  for (int o : im.ordinals) {
+    if (o < 0 || o >= static_cast<int>(im.devices.size()))
+      throw invalid_argument_error(fmt::format("device ordinal {} does not exist ({} devices)", o, im.devices.size()));
+    chosen.push_back(im.devices[static_cast<std::size_t>(o)]);
+    if (im.options.isolate) {
+      im.runners.push_back(std::make_unique<ProcessRunner>(o));
+    } else {
+      std::string why;
+      const driver::DriverApi* api = driver::driver(&why);
+      if (!api) throw cuda_error(why);
+      im.runners.push_back(std::make_unique<InProcessRunner>(*api, o));
+    }
+  }
+  im.devices = std::move(chosen);
+  im.compiler = std::make_unique<NvrtcCompiler>(im.options.compiler);
+  im.pool = std::make_unique<CompilePool>(*im.compiler, im.options.compile_threads);
+}
+
+CudaBenchmarker::~CudaBenchmarker() = default;
+CudaBenchmarker::CudaBenchmarker(CudaBenchmarker&&) noexcept = default;
+CudaBenchmarker& CudaBenchmarker::operator=(CudaBenchmarker&&) noexcept = default;
+const std::vector<Device>& CudaBenchmarker::devices() const noexcept { return m_impl->devices; }
+NvrtcCompiler& CudaBenchmarker::compiler() noexcept { return *m_impl->compiler; }
+const CudaBenchmarkerOptions& CudaBenchmarker::options() const noexcept { return m_impl->options; }
+
+std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> candidates) {
+  Impl& im = *m_impl;
+  std::vector<Measurement> out(candidates.size());
+  // Compiling starts for every candidate now, for the first device's architecture; workers on
+  // other architectures compile on demand (through the same cache).
+  const std::string target0 = NvrtcCompiler::target_for(im.devices.front());
+  std::vector<Prepared> prepared;
+  prepared.reserve(candidates.size());
+  for (const auto& c : candidates) prepared.push_back(im.prepare(c, target0));
+
+  // References: a configured one per kernel, else the first candidate of the set that compiles.
+  if (im.options.verify) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const Prepared& p = prepared[i];
+      if (!p.ready || im.reference_jobs.count(p.set)) continue;
+      const Candidate& c = candidates[i];
+      if (auto it = im.options.references.find(kernel_of(c)); it != im.options.references.end()) {
+        auto k = im.compiler->compile(*c.spec, it->second, target0);
+        if (k->ok) {
+          Prepared rp = p;
+          try {
+            rp.geometry = compute_launch_geometry(*c.spec, it->second, c.problem_size);
+            Job j = im.make_job(rp, *k);
+            j.kind = Job::Kind::reference;
+            im.reference_jobs[p.set] = std::move(j);
+          } catch (const error&) {
+            im.reference_jobs[p.set] = std::nullopt;
+          }
+        } else {
+          im.reference_jobs[p.set] = std::nullopt;
+        }
+        continue;
+      }
+      auto k = p.compiled.get();
+      if (k && k->ok) {
+        Job j = im.make_job(p, *k);
+        j.kind = Job::Kind::reference;
+        im.reference_jobs[p.set] = std::move(j);
+      }
+    }
+  }
+
+  std::atomic<std::size_t> next{0};
+  auto work = [&](std::size_t w) {
+    Runner& runner = *im.runners[w];
+    const Device& device = im.devices[w];
+    std::string target;
+    try {
+      target = NvrtcCompiler::target_for(device);
+    } catch (const error& e) {
+      target = target0;
+    }
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= candidates.size()) return;
+      Measurement& m = out[i];
+      Prepared& p = prepared[i];
+      if (!p.ready) {
+        m = std::move(p.early);
+        continue;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      std::shared_ptr<const CompiledKernel> k;
+      try {
+        k = target == p.target ? p.compiled.get() : im.compiler->compile(*candidates[i].spec, candidates[i].config, target);
+      } catch (const std::exception& e) {
+        m.status = Status::compile_failed;
+        m.reason = "compile_failed";
+        m.log = e.what();
+        continue;
+      }
+      m.compile_ms = k->compile_ms;
+      if (!k->ok) {
+        m.status = Status::compile_failed;
+        m.reason = "compile_failed";
+        m.log = k->log;
+      } else {
+        Job job = im.make_job(p, *k);
+        std::string note;
+        if (job.verify) {
+          std::optional<Job> ref;
+          {
+            std::lock_guard lock(im.reference_mutex);
+            if (auto it = im.reference_jobs.find(p.set); it != im.reference_jobs.end()) ref = it->second;
+          }
+          if (!ref) {
+            job.verify = false;
+            note = "output not verified: no reference configuration compiles\n";
+          } else if (!runner.has_reference(p.set)) {
+            Measurement rm = runner.run(*ref, im.options.timeout_s);
+            if (rm.status != Status::ok) {
+              job.verify = false;
+              note = fmt::format("output not verified: the reference run failed ({}): {}\n", to_string(rm.status), rm.log);
+            }
+          }
+        }
+        const double compile_ms = m.compile_ms;
+        m = runner.run(job, im.options.timeout_s);
+        m.compile_ms = compile_ms;
+        m.log = note + m.log;
+      }
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      m.cost_s = wall_s;  // waiting for the compile (if the pool is behind) plus measuring
+      if (m.status != Status::ok) m.reason = std::string(to_string(m.status));
+    }
+  };
+  if (im.runners.size() == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < im.runners.size(); ++w) threads.emplace_back(work, w);
+    for (auto& t : threads) t.join();
+  }
+  return out;
+}
+
+}  // namespace gpuforecast
