@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
@@ -39,6 +40,10 @@ struct CacheFile {
 // truncated, missing-key, non-numeric, negative or NaN data. Kernel Tuner's own unclosed
 // append-only files (crash while tuning) are repaired as Kernel Tuner does.
 [[nodiscard]] CacheFile read_kernel_tuner_cache(const std::string& path);
+
+// The same from bytes in memory (gzip or plain JSON); `name` stands for the file in messages
+// and decides CacheFile::benchmark (its folder).
+[[nodiscard]] CacheFile parse_kernel_tuner_cache(std::string_view bytes, const std::string& name);
 
 // Writes a cache file readable by Kernel Tuner (gzip when path ends in .gz).
 void write_kernel_tuner_cache(const CacheFile& file, const std::string& path);

@@ -2,6 +2,7 @@
 // The community T4 results format: `results[]` with configuration, times.{compilation,
 // runtimes, framework, search_algorithm, validation}, invalidity, measurements.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
@@ -18,6 +19,9 @@ struct T4Result {
   double search_algorithm_ms = 0;
   double validation_ms = 0;
   std::vector<std::pair<std::string, double>> measurements;  // name, value
+  // Measurements whose value is text, e.g. {"name": "time", "value": "RuntimeFailedConfig"}.
+  std::vector<std::pair<std::string, std::string>> text_measurements;
+  std::vector<std::string> objectives;  // e.g. {"time"}
 };
 
 struct T4File {
@@ -28,6 +32,8 @@ struct T4File {
 };
 
 [[nodiscard]] T4File read_t4(const std::string& path);            // .json or .json.gz
+// The same from bytes in memory (gzip or plain JSON); `name` stands for the file in messages.
+[[nodiscard]] T4File parse_t4(std::string_view bytes, const std::string& name);
 void write_t4(const T4File& file, const std::string& path);      // gzip when path ends in .gz
 
 }  // namespace gpuforecast
