@@ -1,11 +1,202 @@
 #include "online_selective.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "gpuforecast/search/search_model.hpp"
+#include "gpuforecast/surrogate/xgboost.hpp"
 
 namespace gpuforecast::search_detail {
 
-SelectiveModel default_selective_model(const StrategySettings&) {
-  throw invalid_argument_error("surrogate-filtered search: no surrogate available in this build yet");
+AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
+  std::string k = kind;
+  if (k.empty() || k == "default") k = xgboost_available() ? "xgboost" : "ridge";
+  if (k == "xgboost" && xgboost_available()) {
+    // Refitted every round on at most a few hundred rows: fewer, shallower trees than the
+    // offline defaults, one thread (searches run side by side in benchmarks).
+    XgboostOptions o;
+    o.rounds = 120;
+    o.eta = 0.1;
+    o.max_depth = 5;
+    o.subsample = 1.0;
+    o.holdout_fraction = 0.0;
+    o.failure_rounds = 30;
+    o.threads = 1;
+    o.seed = seed;
+    return XgboostSurrogate(o);
+  }
+  return make_surrogate(k, seed);
+}
+
+SearchSurrogate::SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows)
+    : m_base(std::move(base)), m_online(std::move(online)), m_min_rows(std::max<std::size_t>(1, min_rows)) {}
+
+std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
+  if (!m_base) {
+    if (!m_online_fitted) throw invalid_argument_error("search surrogate used before it has seen enough measurements");
+    return m_online.predict(c);
+  }
+  auto f = m_base->predict(c);
+  if (!m_online_fitted) return f;
+  const auto g = m_online.predict(c);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    // The correction forecasts the ratio measured / base forecast; its own interval is the
+    // uncertainty left once the base is corrected.
+    const double r = std::max(g[i].median_ms, 1e-9);
+    f[i].median_ms *= r;
+    f[i].lower_ms = f[i].median_ms * (g[i].lower_ms / r);
+    f[i].upper_ms = f[i].median_ms * (g[i].upper_ms / r);
+    f[i].spread = g[i].spread;
+    f[i].p_fail = g[i].p_fail;
+    f[i].bin_probabilities.reset();
+  }
+  return f;
+}
+
+void SearchSurrogate::update(std::span<const Observation> observations) {
+  const std::size_t before = m_rows.size();
+  if (m_base) {
+    std::vector<Candidate> cands;
+    for (const auto& o : observations) cands.push_back(o.candidate);
+    const auto f = m_base->predict(cands);
+    for (std::size_t i = 0; i < observations.size(); ++i) {
+      Observation r = observations[i];
+      if (r.measurement.ok() && f[i].median_ms > 0) {
+        const double scale = 1.0 / f[i].median_ms;
+        for (auto& s : r.measurement.samples_ms) s *= scale;
+        r.measurement.median_ms *= scale;
+        r.measurement.ci_low_ms *= scale;
+        r.measurement.ci_high_ms *= scale;
+      }
+      m_rows.push_back(std::move(r));
+    }
+  } else {
+    m_rows.insert(m_rows.end(), observations.begin(), observations.end());
+  }
+  const auto ok = static_cast<std::size_t>(
+      std::count_if(m_rows.begin(), m_rows.end(), [](const Observation& o) { return o.measurement.ok(); }));
+  if (ok < m_min_rows) return;
+  if (!m_online_fitted) {
+    m_online.fit(m_rows);
+    m_online_fitted = true;
+  } else if (m_rows.size() > before) {
+    m_online.update(std::span<const Observation>(m_rows).subspan(before));
+  }
+}
+
+CalibrationOptions search_calibration_options(std::uint64_t seed) {
+  CalibrationOptions o;
+  o.alpha = 0.2;
+  o.risk_alpha = 0.2;
+  o.delta = 0.2;
+  o.tolerance = 0.1;
+  o.aci_gamma = 0.05;
+  o.max_p_fail = 0.5;
+  o.seed = seed;
+  return o;
+}
+
+namespace {
+// Lets a SelectiveForecaster use the search's surrogate without copying it.
+struct SurrogateRef {
+  SearchSurrogate* s;
+  std::vector<Forecast> predict(std::span<const Candidate> c) { return s->predict(c); }
+  void update(std::span<const Observation> o) { s->update(o); }
+};
+static_assert(Surrogate<SurrogateRef>);
+}  // namespace
+
+OnlineSelective::OnlineSelective(SearchSurrogate surrogate, CalibrationOptions options,
+                                 std::optional<SelectiveCalibrator> initial)
+    : m_surrogate(std::move(surrogate)), m_options(options), m_calibrator(std::move(initial)) {}
+
+std::vector<Decision> OnlineSelective::decide(std::span<const Candidate> c) {
+  if (m_calibrator) {
+    SelectiveForecaster<SurrogateRef> forecaster(SurrogateRef{&m_surrogate}, *m_calibrator);
+    return forecaster.decide(c);
+  }
+  // Not calibrated yet: the surrogate's own interval, and every candidate deferred.
+  auto f = m_surrogate.predict(c);
+  std::vector<Decision> out(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    out[i].forecast = f[i];
+    out[i].interval_low_ms = f[i].lower_ms;
+    out[i].interval_high_ms = f[i].upper_ms;
+    out[i].defer = true;
+    out[i].reason = "not calibrated yet";
+  }
+  return out;
+}
+
+void OnlineSelective::update(std::span<const Observation> observations) {
+  if (m_surrogate.ready()) {
+    std::vector<Candidate> cands;
+    std::vector<double> times;
+    for (const auto& o : observations)
+      if (o.measurement.ok() && o.measurement.median_ms > 0) {
+        cands.push_back(o.candidate);
+        times.push_back(o.measurement.median_ms);
+      }
+    if (!cands.empty()) {
+      auto f = m_surrogate.predict(cands);
+      // Prequential: forecast before the surrogate learns these points, so the residuals are
+      // honest calibration data.
+      m_cal_candidates.insert(m_cal_candidates.end(), cands.begin(), cands.end());
+      m_cal_forecasts.insert(m_cal_forecasts.end(), f.begin(), f.end());
+      m_cal_ms.insert(m_cal_ms.end(), times.begin(), times.end());
+      if (m_calibrator) {
+        for (std::size_t i = 0; i < cands.size(); ++i) m_calibrator->update(cands[i], f[i], times[i]);
+      }
+    }
+  }
+  m_surrogate.update(observations);
+  if (m_cal_ms.size() >= 8) {
+    try {
+      m_calibrator = SelectiveCalibrator::fit(m_cal_candidates, m_cal_forecasts, m_cal_ms, m_options);
+    } catch (const invalid_argument_error&) {
+      // Too few or degenerate residuals: keep the previous calibration.
+    }
+  }
+}
+
+SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
+                                          const std::string& online_kind, std::uint64_t seed) {
+  SearchSurrogate s(std::move(base), make_search_surrogate(online_kind, seed), 5);
+  // A calibrator from the model file describes the base on its own training kernels and devices;
+  // the search recalibrates on the target as soon as it has measurements.
+  return OnlineSelective(std::move(s), search_calibration_options(seed), std::move(calibrator));
+}
+
+SelectiveModel default_selective_model(const StrategySettings& settings) {
+  if (!settings.model_path.empty()) {
+    const ModelFile file = read_model_file(settings.model_path);
+    AnySurrogate base = surrogate_from(file, settings.model_path);
+    return pretrained_selective_model(std::move(base), calibration_from(file, settings.model_path), settings.surrogate,
+                                      settings.seed);
+  }
+  SearchSurrogate s(std::nullopt, make_search_surrogate(settings.surrogate, settings.seed), 5);
+  return OnlineSelective(std::move(s), search_calibration_options(settings.seed));
 }
 
 }  // namespace gpuforecast::search_detail
+
+namespace gpuforecast {
+
+SelectiveModel make_search_model(const std::string& online_kind, std::uint64_t seed) {
+  StrategySettings s;
+  s.surrogate = online_kind;
+  s.seed = seed;
+  return search_detail::default_selective_model(s);
+}
+
+SelectiveModel make_search_model(AnySurrogate pretrained, const std::string& online_kind, std::uint64_t seed,
+                                 std::optional<SelectiveCalibrator> calibrator) {
+  return search_detail::pretrained_selective_model(std::move(pretrained), std::move(calibrator), online_kind, seed);
+}
+
+}  // namespace gpuforecast

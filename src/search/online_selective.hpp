@@ -1,10 +1,66 @@
 #pragma once
-// The selective model a surrogate-filtered search uses when the caller gives none: a
-// pre-trained model file (StrategySettings::model_path), or a surrogate trained online.
+// The selective model a surrogate-filtered search uses when the caller gives none: the
+// project's SelectiveForecaster (surrogate + SelectiveCalibrator) kept up to date during the
+// search. The surrogate is either trained online from the search's own measurements, or a
+// pre-trained one (a model file, or a model in memory) refined online by a small correction
+// model learned on the ratio measured / forecast, so that a pre-trained model of many thousand
+// rows is never refitted inside the loop. The calibrator is refitted every round on prequential
+// residuals: forecasts made before the surrogate learned the point they forecast.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/search/selective_model.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/surrogate/any_surrogate.hpp"
 
 namespace gpuforecast::search_detail {
+
+// A fresh surrogate of `kind` configured for use inside a search (small, fast refits):
+// "default" is XGBoost when built in, else ridge.
+[[nodiscard]] AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed);
+
+// Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.
+class SearchSurrogate {
+ public:
+  SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows = 5);
+  [[nodiscard]] std::vector<Forecast> predict(std::span<const Candidate> c);
+  void update(std::span<const Observation> o);
+  [[nodiscard]] bool ready() const noexcept { return m_base.has_value() || m_online_fitted; }
+
+ private:
+  std::optional<AnySurrogate> m_base;
+  AnySurrogate m_online;
+  bool m_online_fitted = false;
+  std::size_t m_min_rows;
+  std::vector<Observation> m_rows;  // what the online model learns from (ratios when stacked)
+};
+static_assert(Surrogate<SearchSurrogate>);
+
+class OnlineSelective {
+ public:
+  OnlineSelective(SearchSurrogate surrogate, CalibrationOptions options, std::optional<SelectiveCalibrator> initial = {});
+  [[nodiscard]] std::vector<Decision> decide(std::span<const Candidate> c);
+  void update(std::span<const Observation> o);
+  [[nodiscard]] bool ready() const noexcept { return m_surrogate.ready(); }
+
+ private:
+  SearchSurrogate m_surrogate;
+  CalibrationOptions m_options;
+  std::optional<SelectiveCalibrator> m_calibrator;
+  std::vector<Candidate> m_cal_candidates;
+  std::vector<Forecast> m_cal_forecasts;
+  std::vector<double> m_cal_ms;
+};
+static_assert(SelectivePredictor<OnlineSelective>);
+
+// Calibration settings for searches: intervals at 80%, deferral at risk 0.2.
+[[nodiscard]] CalibrationOptions search_calibration_options(std::uint64_t seed);
+
+// From a pre-trained surrogate (and its calibrator, when the file had one).
+[[nodiscard]] SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
+                                                        const std::string& online_kind, std::uint64_t seed);
 
 [[nodiscard]] SelectiveModel default_selective_model(const StrategySettings& settings);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpuforecast {
 
@@ -9,19 +10,17 @@ std::vector<double> fraction_of_optimum_curve(const Trace& trace, double optimum
                                               const std::function<double(const Config&)>& reference_ms) {
   std::vector<double> curve;
   curve.reserve(length);
-  double value = 0;
-  std::size_t last_best = 0;
+  double best = std::numeric_limits<double>::infinity();
   for (const auto& e : trace.entries()) {
     if (curve.size() == length) break;
-    if (e.best_index != 0 && e.best_index != last_best) {
-      last_best = e.best_index;
-      const TraceEntry& b = trace.entries()[e.best_index - 1];
-      const double t = reference_ms ? reference_ms(b.config) : b.measurement.median_ms;
-      value = t > 0 ? std::min(1.0, optimum_ms / t) : 0.0;
+    if (e.measurement.ok()) {
+      const double t = reference_ms ? reference_ms(e.config) : e.measurement.median_ms;
+      if (t > 0) best = std::min(best, t);
     }
-    curve.push_back(value);
+    curve.push_back(std::isfinite(best) ? std::min(1.0, optimum_ms / best) : 0.0);
   }
-  while (curve.size() < length) curve.push_back(value);
+  const double last = curve.empty() ? 0.0 : curve.back();
+  while (curve.size() < length) curve.push_back(last);
   return curve;
 }
 

@@ -26,8 +26,9 @@ TEST_CASE("fraction of optimum follows the best measured so far", "[search]") {
   CHECK(curve[2] == Approx(0.25));
   CHECK(curve[3] == Approx(0.5));
   CHECK(curve[5] == Approx(0.5));  // held after the trace ends
-  // Valued at a reference time: the choice is by measured time, the value by the reference.
+  // Valued at reference times when given.
   auto ref = fraction_of_optimum_curve(t, 1.0, 4, [](const Config&) { return 1.25; });
+  CHECK(ref[0] == 0);
   CHECK(ref[3] == Approx(0.8));
 }
 

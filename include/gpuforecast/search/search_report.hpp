@@ -9,11 +9,10 @@
 
 namespace gpuforecast {
 
-// curve[n-1] = optimum_ms / (time of the best configuration found in the first n measurements),
-// n = 1..length; 0 before anything valid was found; a trace shorter than `length` holds its last
-// value. The best is chosen by the measured (noisy) time, as a user would choose it, and valued
-// at `reference_ms(config)` when given (the replayed data's stored median), else at the
-// measured time.
+// curve[n-1] = optimum_ms / (best time among the configurations measured in the first n),
+// n = 1..length; 0 before anything valid was measured; a trace shorter than `length` holds its
+// last value. Times are `reference_ms(config)` when given (replay: the stored median, so the
+// noise of one replayed run neither flatters nor hurts a strategy), else the measured medians.
 [[nodiscard]] std::vector<double> fraction_of_optimum_curve(
     const Trace& trace, double optimum_ms, std::size_t length,
     const std::function<double(const Config&)>& reference_ms = {});

@@ -1,0 +1,278 @@
+// Search efficiency on every shared space: random search, the genetic algorithm and the
+// surrogate-filtered search (trained online from scratch, and pre-trained on the other devices of
+// the same kernel), 20 seeds each, budget 200. Prints the mean (and 10th percentile) fraction of
+// the optimum at 25, 50, 100 and 200 measurements, and writes convergence curves as SVG.
+//
+//   search_efficiency [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--budget 200]
+//                     [--strategies random,genetic,surrogate,surrogate+pretrained] [--threads N]
+//                     [--out DIR] [--json FILE] [--with-t4]
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/report/svg_plot.hpp"
+#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/search_model.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "gpuforecast/surrogate/xgboost.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpuforecast;
+
+namespace {
+
+struct Args {
+  fs::path data;
+  std::vector<std::string> kernels, devices;
+  std::size_t seeds = 20, budget = 200;
+  std::vector<std::string> strategies{"random", "genetic", "surrogate", "surrogate+pretrained"};
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  fs::path out = "search_efficiency";
+  std::string json;
+  bool with_t4 = false;
+  std::string pretrain_surrogate = "xgboost";
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  const char* env = std::getenv("GPUFORECAST_DATA");
+  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw invalid_argument_error(fmt::format("{} needs a value", k));
+      return argv[++i];
+    };
+    if (k == "--data") a.data = value();
+    else if (k == "--kernels") a.kernels = split(value());
+    else if (k == "--devices") a.devices = split(value());
+    else if (k == "--seeds") a.seeds = std::stoul(value());
+    else if (k == "--budget") a.budget = std::stoul(value());
+    else if (k == "--strategies") a.strategies = split(value());
+    else if (k == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
+    else if (k == "--out") a.out = value();
+    else if (k == "--json") a.json = value();
+    else if (k == "--with-t4") a.with_t4 = true;
+    else if (k == "--pretrain-surrogate") a.pretrain_surrogate = value();
+    else throw invalid_argument_error(fmt::format("unknown argument {}", k));
+  }
+  return a;
+}
+
+struct Space {
+  std::string kernel, device, file;  // device: file stem
+  std::shared_ptr<const SpaceData> data;
+};
+
+std::string device_of(const fs::path& p) {
+  auto stem = p.filename().string();
+  return stem.substr(0, stem.find(".json"));
+}
+
+// What each (space, strategy) run produced.
+struct Cell {
+  std::vector<std::vector<double>> curves;
+  double wall_s = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args args = parse(argc, argv);
+  const fs::path root = args.data / "benchmark_hub" / "cachefiles";
+  if (!fs::is_directory(root)) throw invalid_argument_error(fmt::format("no datasets at {} (set GPUFORECAST_DATA)", root.string()));
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // Spaces, grouped by kernel.
+  std::vector<Space> spaces;
+  std::vector<fs::path> kernel_dirs;
+  for (const auto& d : fs::directory_iterator(root))
+    if (d.is_directory()) kernel_dirs.push_back(d.path());
+  std::sort(kernel_dirs.begin(), kernel_dirs.end());
+  for (const auto& dir : kernel_dirs) {
+    const auto kernel = dir.filename().string();
+    if (!args.kernels.empty() && std::find(args.kernels.begin(), args.kernels.end(), kernel) == args.kernels.end()) continue;
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(dir))
+      if (f.path().string().ends_with(".json.gz")) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const auto device = device_of(f);
+      const bool t4 = device.ends_with("_T4");
+      if (t4 && !args.with_t4) continue;
+      Space s{kernel, device, f.string(), nullptr};
+      s.data = std::make_shared<const SpaceData>(load_replay_space(f.string()));
+      spaces.push_back(std::move(s));
+    }
+  }
+  fmt::print(stderr, "search_efficiency: {} spaces loaded in {:.1f} s\n", spaces.size(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+
+  std::vector<const Space*> targets;
+  for (const auto& s : spaces)
+    if (args.devices.empty() || std::find(args.devices.begin(), args.devices.end(), s.device) != args.devices.end())
+      targets.push_back(&s);
+
+  // Pre-trained surrogates: for each target, trained on every other device of its kernel.
+  const bool want_pretrained =
+      std::find(args.strategies.begin(), args.strategies.end(), "surrogate+pretrained") != args.strategies.end();
+  std::map<const Space*, AnySurrogate> pretrained;
+  if (want_pretrained) {
+    for (const Space* t : targets) {
+      const auto t1 = std::chrono::steady_clock::now();
+      std::vector<Observation> train;
+      for (const auto& s : spaces)
+        if (s.kernel == t->kernel && !s.device.starts_with(t->device) && !t->device.starts_with(s.device) &&
+            !s.device.ends_with("_T4"))
+          train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
+      AnySurrogate model;
+      if (args.pretrain_surrogate == "xgboost" && xgboost_available()) {
+        XgboostOptions o;
+        o.rounds = 250;
+        o.eta = 0.1;
+        o.threads = static_cast<int>(args.threads);
+        o.seed = 1;
+        model = XgboostSurrogate(o);
+      } else {
+        model = make_surrogate(args.pretrain_surrogate, 1);
+      }
+      model.fit(train);
+      pretrained[t] = std::move(model);
+      fmt::print(stderr, "  pre-trained {} for {}/{} on {} observations in {:.1f} s\n", args.pretrain_surrogate, t->kernel,
+                 t->device, train.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+    }
+  }
+
+  // Every (space, strategy, seed) run, spread over threads.
+  struct Job {
+    const Space* space;
+    std::string strategy;
+    std::uint64_t seed;
+  };
+  std::vector<Job> jobs;
+  for (const Space* t : targets)
+    for (const auto& st : args.strategies)
+      for (std::size_t s = 0; s < args.seeds; ++s) jobs.push_back({t, st, 1 + s});
+  std::map<std::pair<const Space*, std::string>, Cell> cells;
+  for (const auto& j : jobs) cells[{j.space, j.strategy}].curves.resize(args.seeds);
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex mutex;
+  std::string first_error;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      const Job& j = jobs[i];
+      try {
+        ReplayExperiment e;
+        e.data = j.space->data;
+        e.budget = args.budget;
+        e.seeds = 1;
+        e.first_seed = j.seed;
+        if (j.strategy == "surrogate+pretrained") {
+          e.strategy = "surrogate";
+          const AnySurrogate& base = pretrained.at(j.space);
+          e.settings.model_factory = [&base, seed = j.seed] { return make_search_model(base, "default", seed); };
+        } else {
+          e.strategy = j.strategy;
+        }
+        auto r = run_replay_experiment(e);
+        std::lock_guard lock(mutex);
+        auto& cell = cells[{j.space, j.strategy}];
+        cell.curves[j.seed - 1] = r.runs.front().curve;
+        cell.wall_s += r.runs.front().strategy_seconds;
+      } catch (const std::exception& ex) {
+        std::lock_guard lock(mutex);
+        if (first_error.empty()) first_error = fmt::format("{} on {}/{} seed {}: {}", j.strategy, j.space->kernel, j.space->device, j.seed, ex.what());
+      }
+      const auto d = ++done;
+      if (d % 50 == 0 || d == jobs.size()) fmt::print(stderr, "\r  {}/{} runs", d, jobs.size());
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < args.threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  fmt::print(stderr, "\n");
+  if (!first_error.empty()) throw error(first_error);
+
+  // Table.
+  std::vector<std::size_t> budgets;
+  for (std::size_t b : {25, 50, 100, 200})
+    if (b <= args.budget) budgets.push_back(b);
+  fmt::print("Search efficiency: mean fraction of optimum over {} seeds (10th percentile in brackets)\n", args.seeds);
+  fmt::print("fraction of optimum = best time in the space / best stored time among the configurations measured\n\n");
+  std::string header = fmt::format("{:<18} {:<10} {:<21}", "kernel", "device", "strategy");
+  for (auto b : budgets) header += fmt::format(" {:>14}", fmt::format("@{}", b));
+  header += fmt::format(" {:>9}", "s/run");
+  fmt::print("{}\n{}\n", header, std::string(header.size(), '-'));
+  nlohmann::json js = nlohmann::json::array();
+  for (const Space* t : targets) {
+    for (const auto& st : args.strategies) {
+      const Cell& cell = cells[{t, st}];
+      auto summary = summarise_curves(cell.curves, budgets);
+      std::string row = fmt::format("{:<18} {:<10} {:<21}", t->kernel, t->device, st);
+      nlohmann::json jr{{"kernel", t->kernel}, {"device", t->device}, {"strategy", st}, {"seeds", args.seeds}};
+      for (const auto& s : summary) {
+        row += fmt::format(" {:>14}", fmt::format("{:.3f} ({:.2f})", s.mean, s.p10));
+        jr["mean"][std::to_string(s.budget)] = s.mean;
+        jr["p10"][std::to_string(s.budget)] = s.p10;
+      }
+      row += fmt::format(" {:>9.2f}", cell.wall_s / static_cast<double>(args.seeds));
+      fmt::print("{}\n", row);
+      js.push_back(jr);
+    }
+    fmt::print("\n");
+  }
+
+  // Convergence curves, one plot per space.
+  fs::create_directories(args.out);
+  const char* colours[] = {"#999999", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#D55E00"};
+  for (const Space* t : targets) {
+    SvgPlot plot(fmt::format("{} on {}: mean over {} seeds", t->kernel, t->device, args.seeds), "measurements",
+                 "fraction of optimum (best in space / best found)");
+    plot.size(720, 460).x_range(0, static_cast<double>(args.budget)).y_range(0, 1);
+    std::size_t c = 0;
+    for (const auto& st : args.strategies) {
+      const Cell& cell = cells[{t, st}];
+      std::vector<double> x, y;
+      for (std::size_t n = 1; n <= args.budget; ++n) {
+        double sum = 0;
+        for (const auto& curve : cell.curves) sum += curve[n - 1];
+        x.push_back(static_cast<double>(n));
+        y.push_back(sum / static_cast<double>(cell.curves.size()));
+      }
+      plot.line(st, x, y, colours[c++ % 6], st == "random");
+    }
+    plot.save((args.out / fmt::format("{}_{}.svg", t->kernel, t->device)).string());
+  }
+  if (!args.json.empty()) std::ofstream(args.json) << js.dump(2) << "\n";
+  fmt::print("SVG convergence curves in {}; total {:.0f} s\n", args.out.string(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "search_efficiency: error: {}\n", e.what());
+  return 1;
+}
