@@ -4,6 +4,7 @@
 
 #include "gpuforecast/calibration/adaptive_conformal.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
+#include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/split_conformal.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 
@@ -95,5 +96,96 @@ AdaptiveConformal AdaptiveConformal::load(ArchiveReader& r) {
   return a;
 }
 
+
+void SelectiveCalibrator::save(ArchiveWriter& w) const {
+  const auto& o = m_options;
+  w.f64(o.alpha);
+  w.u32(static_cast<std::uint32_t>(o.score));
+  w.u32(static_cast<std::uint32_t>(o.group_by));
+  w.u64(o.min_group_size);
+  w.f64(o.risk_alpha);
+  w.f64(o.delta);
+  w.u32(static_cast<std::uint32_t>(o.loss));
+  w.f64(o.tolerance);
+  w.u32(static_cast<std::uint32_t>(o.confidence));
+  w.u64(o.max_thresholds);
+  w.f64(o.deferral_fraction);
+  w.f64(o.max_p_fail);
+  w.f64(o.aci_gamma);
+  w.u64(o.aci_window);
+  w.u64(o.seed);
+  m_conformal.save(w);
+  const auto& d = m_deferral;
+  w.f64(d.alpha);
+  w.f64(d.delta);
+  w.f64(d.threshold);
+  w.u32(d.any_valid ? 1 : 0);
+  w.u64(d.calibration_size);
+  w.u64(d.accepted);
+  w.f64(d.coverage);
+  w.f64(d.empirical_risk);
+  w.f64(d.risk_upper_bound);
+  w.u64(d.steps.size());
+  for (const auto& s : d.steps) {
+    w.f64(s.threshold);
+    w.u64(s.accepted);
+    w.u64(s.losses);
+    w.f64(s.p_value);
+    w.u32(s.rejected ? 1 : 0);
+  }
+  w.u32(m_adaptive ? 1 : 0);
+  if (m_adaptive) m_adaptive->save(w);
+}
+
+SelectiveCalibrator SelectiveCalibrator::load(ArchiveReader& r) {
+  SelectiveCalibrator c;
+  auto& o = c.m_options;
+  auto enum_u32 = [&](std::uint32_t max, const char* what) {
+    const auto v = r.u32();
+    if (v > max) r.fail(std::string("unknown ") + what + " id " + std::to_string(v));
+    return v;
+  };
+  o.alpha = r.f64();
+  o.score = static_cast<ConformalScore>(enum_u32(1, "conformal score"));
+  o.group_by = static_cast<GroupBy>(enum_u32(3, "Mondrian grouping"));
+  o.min_group_size = r.u64();
+  o.risk_alpha = r.f64();
+  o.delta = r.f64();
+  o.loss = static_cast<DeferralLoss>(enum_u32(1, "deferral loss"));
+  o.tolerance = r.f64();
+  o.confidence = static_cast<ConfidenceScore>(enum_u32(2, "confidence score"));
+  o.max_thresholds = r.u64();
+  o.deferral_fraction = r.f64();
+  o.max_p_fail = r.f64();
+  o.aci_gamma = r.f64();
+  o.aci_window = r.u64();
+  o.seed = r.u64();
+  for (double a : {o.alpha, o.risk_alpha, o.delta})
+    if (!(a > 0 && a < 1)) r.fail("calibration level " + std::to_string(a) + " outside (0, 1)");
+  c.m_conformal = MondrianConformal::load(r);
+  auto& d = c.m_deferral;
+  d.alpha = r.f64();
+  d.delta = r.f64();
+  d.threshold = r.f64();
+  d.any_valid = r.u32() != 0;
+  d.calibration_size = r.u64();
+  d.accepted = r.u64();
+  d.coverage = r.f64();
+  d.empirical_risk = r.f64();
+  d.risk_upper_bound = r.f64();
+  const auto n = r.u64();
+  if (n > 1'000'000) r.fail("implausible number of Learn-then-Test steps " + std::to_string(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    LttStep s;
+    s.threshold = r.f64();
+    s.accepted = r.u64();
+    s.losses = r.u64();
+    s.p_value = r.f64();
+    s.rejected = r.u32() != 0;
+    d.steps.push_back(s);
+  }
+  if (r.u32() != 0) c.m_adaptive = AdaptiveConformal::load(r);
+  return c;
+}
 
 }  // namespace gpuforecast

@@ -1,0 +1,60 @@
+#pragma once
+// One call, no GPU: a calibrated, selective forecast of a candidate's runtime.
+//
+//   auto model = gpuforecast::load("model.gfm");
+//   gpuforecast::Decision d = gpuforecast::forecast(model, candidate);
+//   if (d.defer) measure(candidate); else use(d.forecast.median_ms);
+//
+// A Model is immutable and cheap to copy (shared); forecast() may be called from any number
+// of threads at once on the same Model.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/decision.hpp"
+
+namespace gpuforecast {
+
+struct ModelInfo {
+  std::string path;
+  std::string surrogate_kind;   // "ridge", "knn", "xgboost", "transformer", ...
+  bool calibrated = false;      // false: every decision defers (run `gpuforecast calibrate`)
+  double alpha = 0;             // intervals cover with probability >= 1 - alpha
+  double risk_alpha = 0;        // accepted forecasts: risk <= risk_alpha ...
+  double delta = 0;             // ... with probability >= 1 - delta
+  double acceptance_rate = 0;   // fraction of the calibration set accepted
+  std::vector<std::string> kernels;  // what the surrogate was trained on
+  std::vector<std::string> devices;
+  std::uint64_t training_observations = 0;
+  std::string calibration;      // one-line description of the calibration
+};
+
+class Model {
+ public:
+  Model() = default;  // empty: forecast() throws
+  [[nodiscard]] bool empty() const noexcept { return !m_impl; }
+  [[nodiscard]] const ModelInfo& info() const;
+
+  struct Impl;  // surrogate + calibrator (src/api)
+  explicit Model(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+  [[nodiscard]] const Impl& impl() const;
+
+ private:
+  std::shared_ptr<const Impl> m_impl;
+};
+
+// Reads a model file written by `gpuforecast train` (+ `gpuforecast calibrate`). Throws
+// model_file_error for a missing, truncated, corrupted or newer-version file.
+[[nodiscard]] Model load(const std::string& path);
+
+// Point forecast, calibrated interval, confidence and defer/accept with its reason.
+[[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate);
+// The same plus the eight speedup-bin probabilities against a reference of measured runtime.
+[[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate, double reference_ms);
+// Many candidates in one batch (faster than one by one).
+[[nodiscard]] std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates);
+
+}  // namespace gpuforecast
