@@ -337,7 +337,8 @@ void write_t1(const T1File& file, const std::string& path) {
   ojson conditions = ojson::array();
   for (const auto& c : file.space.constraints()) {
     ojson used = ojson::array();
-    for (std::size_t i : Expression::compile(c, names).used_variables()) used.push_back(names[i]);
+    const Expression e = Expression::compile(c, names);
+    for (std::size_t i : e.used_variables()) used.push_back(names[i]);
     conditions.push_back({{"Expression", c}, {"Parameters", std::move(used)}});
   }
   doc["ConfigurationSpace"] = {{"TuningParameters", std::move(params)}, {"Conditions", std::move(conditions)}};
