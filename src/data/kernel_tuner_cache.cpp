@@ -176,7 +176,8 @@ class CacheSax {
       return false;
     }
     std::string msg = json_error_message(ex);
-    if (!last_token.empty() && (last_token[0] == 'N' || last_token[0] == 'I' || last_token.starts_with("-I")))
+    // The lexer stops at the first letter of NaN / Infinity / -Infinity (last_token ends there).
+    if (!last_token.empty() && (last_token.back() == 'N' || last_token.back() == 'I'))
       msg += " (NaN and Infinity are not JSON; a runtime must be a finite number)";
     else if (position >= m_content_end)
       msg += " (the file is truncated)";
