@@ -119,7 +119,7 @@ TEST_CASE("an unknown device lists close names", "[device]") {
   CHECK_THROWS_AS(reg.find("NVIDIA"), unknown_device_error);
 }
 
-TEST_CASE("devices added from JSON are found; bad JSON names the file and entry", "[device]") {
+TEST_CASE("devices added from JSON are found and bad JSON names the file and entry", "[device]") {
   DeviceRegistry reg;
   const auto good = write_temp("good.json", R"({"devices": [
     {"name": "Lab GPU 1", "vendor": "NVIDIA", "architecture": "ampere", "compute_capability_major": 8,

@@ -96,7 +96,7 @@ TEST_CASE("the first convolution_milo config is the first key of the cache order
   CHECK(all.front().key() == "16,1,1,1,0,0,0,1,15,15");
 }
 
-TEST_CASE("sample_valid: distinct, valid, seeded", "[enumerate]") {
+TEST_CASE("sample_valid draws distinct valid configs per seed", "[enumerate]") {
   const auto space = small_space();
   const auto a = sample_valid(space, 5, 42);
   const auto b = sample_valid(space, 5, 42);

@@ -106,7 +106,7 @@ TEST_CASE("float arithmetic follows Python", "[expression]") {
   check_float("a/b", 3.5);
 }
 
-TEST_CASE("comparisons, chains and boolean operators", "[expression]") {
+TEST_CASE("comparisons chains and boolean operators", "[expression]") {
   check_int("1<2<3", 1);
   check_int("3>2>2", 0);
   check_int("1<3>2", 1);
@@ -149,7 +149,7 @@ TEST_CASE("functions", "[expression]") {
   check_int("len(x)", 3);
 }
 
-TEST_CASE("bound lists: indexing, min/max/len over a list", "[expression]") {
+TEST_CASE("bound lists: indexing and min/max/len over a list", "[expression]") {
   const std::vector<std::string> vars = {"filter_width"};
   const std::vector<ListBinding> lists = {{"ProblemSize", {Value(4096), Value(2048)}},
                                           {"filter_height", {Value(3), Value(15), Value(7)}}};
@@ -220,7 +220,7 @@ TEST_CASE("the error message shows the expression and a caret", "[expression][er
   }
 }
 
-TEST_CASE("deep nesting is an error, not a stack overflow", "[expression][errors]") {
+TEST_CASE("deep nesting is an error and not a stack overflow", "[expression][errors]") {
   const std::string deep = std::string(100000, '(') + "1" + std::string(100000, ')');
   CHECK_THROWS_AS(Expression::compile(deep, kNames), expression_error);
   CHECK_THROWS_AS(Expression::compile(std::string(100000, '-') + "1", kNames), expression_error);
