@@ -1,0 +1,157 @@
+// Chooses the transformer's defaults: trains on a random fraction of NVIDIA spaces and prints
+// rank quality (Spearman, recall of the true top 1% in the predicted top 5%), training time, and
+// the inference throughput on the whole of each space.
+//   transformer_tuning [--fractions 0.02,0.1] [--seeds 2] [--spaces convolution_milo/A100,...]
+//                      [--width 32] [--depth 2] [--heads 4] [--epochs E] [--max-steps S]
+//                      [--min-steps S] [--lr X] [--rank-weight X] [--batch B] [--ffn M]
+//                      [--patience P] [--val F] [--threads T]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/transformer.hpp"
+
+using namespace gpuforecast;
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> o(v.size());
+  std::iota(o.begin(), o.end(), 0);
+  std::sort(o.begin(), o.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < o.size();) {
+    std::size_t j = i;
+    while (j + 1 < o.size() && v[o[j + 1]] == v[o[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[o[k]] = 0.5 * static_cast<double>(i + j);
+    i = j + 1;
+  }
+  return r;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return sab / std::sqrt(saa * sbb);
+}
+
+// Recall of the true top 1% inside the predicted top 5%.
+double top_recall(const std::vector<double>& truth, const std::vector<double>& pred) {
+  const std::size_t n = truth.size();
+  std::vector<std::size_t> t(n), p(n);
+  std::iota(t.begin(), t.end(), 0);
+  std::iota(p.begin(), p.end(), 0);
+  std::sort(t.begin(), t.end(), [&](auto a, auto b) { return truth[a] < truth[b]; });
+  std::sort(p.begin(), p.end(), [&](auto a, auto b) { return pred[a] < pred[b]; });
+  const std::size_t k1 = std::max<std::size_t>(1, n / 100), k5 = std::max<std::size_t>(1, n / 20);
+  std::vector<char> in5(n, 0);
+  for (std::size_t i = 0; i < k5; ++i) in5[p[i]] = 1;
+  std::size_t hit = 0;
+  for (std::size_t i = 0; i < k1; ++i) hit += in5[t[i]];
+  return static_cast<double>(hit) / static_cast<double>(k1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<double> fractions{0.02, 0.1};
+  int seeds = 2;
+  std::vector<std::string> spaces{"convolution_milo/A100", "dedispersion_milo/A100"};
+  TransformerOptions opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--fractions") {
+      fractions.clear();
+      for (auto& f : split_list(v)) fractions.push_back(std::stod(f));
+    } else if (k == "--seeds") seeds = std::stoi(v);
+    else if (k == "--spaces") spaces = split_list(v);
+    else if (k == "--width") opt.width = std::stoi(v);
+    else if (k == "--depth") opt.depth = std::stoi(v);
+    else if (k == "--heads") opt.heads = std::stoi(v);
+    else if (k == "--epochs") opt.epochs = std::stoi(v);
+    else if (k == "--max-steps") opt.max_steps = std::stoi(v);
+    else if (k == "--min-steps") opt.min_steps = std::stoi(v);
+    else if (k == "--lr") opt.lr = std::stod(v);
+    else if (k == "--rank-weight") opt.rank_weight = std::stod(v);
+    else if (k == "--batch") opt.batch_size = std::stoi(v);
+    else if (k == "--ffn") opt.ffn_multiplier = std::stoi(v);
+    else if (k == "--patience") opt.patience = std::stoi(v);
+    else if (k == "--val") opt.validation_fraction = std::stod(v);
+    else if (k == "--threads") opt.threads = std::stoi(v);
+    else if (k == "--wd") opt.weight_decay = std::stod(v);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  const char* env = std::getenv("GPUFORECAST_DATA");
+  const std::string data = env && *env ? env : std::string(GPUFORECAST_SOURCE_DIR) + "/../shared/datasets";
+  std::printf("width=%d depth=%d heads=%d ffn=%d epochs=%d steps=[%d,%d] lr=%g rank=%g batch=%d\n", opt.width,
+              opt.depth, opt.heads, opt.ffn_multiplier, opt.epochs, opt.min_steps, opt.max_steps, opt.lr,
+              opt.rank_weight, opt.batch_size);
+  std::printf("%-28s %6s %4s %9s %9s %7s %6s %10s\n", "space", "frac", "seed", "spearman", "top1%rec", "fit_s",
+              "steps", "fc/s");
+  double sum_rho = 0, sum_rec = 0;
+  int count = 0;
+  for (const auto& s : spaces) {
+    const std::vector<std::string> paths{data + "/benchmark_hub/cachefiles/" + s + ".json.gz"};
+    const auto ds = Dataset::load(paths);
+    std::vector<Candidate> all;
+    for (const auto& o : ds.spaces().front().observations) all.push_back(o.candidate);
+    for (double f : fractions) {
+      for (int seed = 0; seed < seeds; ++seed) {
+        const auto split = ds.split_random(f, static_cast<std::uint64_t>(seed), false);
+        TransformerOptions o = opt;
+        o.seed = static_cast<std::uint64_t>(seed);
+        TransformerSurrogate model(o);
+        const auto t0 = std::chrono::steady_clock::now();
+        model.fit(split.train);
+        const double fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::vector<Candidate> test;
+        std::vector<double> truth;
+        for (const auto& ob : split.test)
+          if (ob.measurement.ok()) {
+            test.push_back(ob.candidate);
+            truth.push_back(ob.measurement.median_ms);
+          }
+        const auto fc = model.predict(test);
+        std::vector<double> pred;
+        for (const auto& x : fc) pred.push_back(x.median_ms);
+        const auto t1 = std::chrono::steady_clock::now();
+        const auto whole = model.predict(all);
+        const double per_s = static_cast<double>(whole.size()) /
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        const double rho = spearman(truth, pred), rec = top_recall(truth, pred);
+        sum_rho += rho;
+        sum_rec += rec;
+        ++count;
+        std::printf("%-28s %6.3f %4d %9.4f %9.3f %7.2f %6d %10.0f\n", s.c_str(), f, seed, rho, rec, fit_s,
+                    model.last_training().steps, per_s);
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf("mean spearman %.4f  mean top1%% recall %.3f  over %d runs\n", sum_rho / count, sum_rec / count, count);
+}
