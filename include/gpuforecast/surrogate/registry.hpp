@@ -1,0 +1,24 @@
+#pragma once
+// Surrogates by name, for the CLI, model files and bindings.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/surrogate/archive.hpp"
+
+namespace gpuforecast {
+
+// "ridge", "knn", "xgboost", "transformer", "ensemble" or "default" (the best measured in this
+// build: see default_surrogate_name()), with every random choice seeded by `seed`. Throws
+// invalid_argument_error listing the available names for an unknown or not-built one.
+[[nodiscard]] AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed = 0);
+// Names make_surrogate accepts in this build (without "default").
+[[nodiscard]] std::vector<std::string> surrogate_names();
+// What "default" means in this build; chosen from benchmarks/forecast_quality (docs/surrogates.md).
+[[nodiscard]] std::string default_surrogate_name();
+// Rebuilds a saved surrogate of the given kind (the inverse of AnySurrogate::save).
+[[nodiscard]] AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r);
+
+}  // namespace gpuforecast

@@ -1,0 +1,176 @@
+// Every baseline against the same checks: it ranks a space it saw half of, it says which
+// configurations fail, its intervals cover, save/load gives identical forecasts, update learns,
+// and copies are independent. Ridge, knn, xgboost, Ensemble<...>, AnyEnsemble, registry.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/ensemble.hpp"
+#include "gpuforecast/surrogate/knn.hpp"
+#include "gpuforecast/surrogate/metrics.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "gpuforecast/surrogate/ridge.hpp"
+#include "gpuforecast/surrogate/xgboost.hpp"
+#include "synthetic.hpp"
+
+using namespace gpuforecast;
+
+namespace {
+std::vector<double> medians(const std::vector<Forecast>& f) {
+  std::vector<double> m;
+  for (const auto& x : f) m.push_back(x.median_ms);
+  return m;
+}
+
+template <class S>
+void check_surrogate(S model, double min_spearman) {
+  const auto dev = test::synthetic_device("GPU-A", 1.0);
+  const auto all = test::synthetic_space(dev, 1.0);
+  const auto train = test::every_other(all, 0);
+  const auto test_half = test::every_other(all, 1);
+  model.fit(train);
+  const auto cands = test::candidates_of(test_half);
+  const auto truth = test::times_of(test_half);
+  const auto f = model.predict(cands);
+  REQUIRE(f.size() == cands.size());
+  INFO(model.kind());
+  CHECK(spearman(medians(f), truth) > min_spearman);
+  std::size_t covered = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    CHECK(f[i].lower_ms <= f[i].median_ms);
+    CHECK(f[i].median_ms <= f[i].upper_ms);
+    CHECK(f[i].p_fail >= 0.0);
+    CHECK(f[i].p_fail <= 1.0);
+    covered += (truth[i] >= f[i].lower_ms && truth[i] <= f[i].upper_ms) ? 1 : 0;
+  }
+  CHECK(static_cast<double>(covered) / static_cast<double>(f.size()) > 0.6);
+
+  // p_fail: failing configurations look riskier than working ones on average.
+  const auto everything = test::candidates_of(test_half, false);
+  const auto fe = model.predict(everything);
+  double pf_bad = 0, pf_good = 0, n_bad = 0, n_good = 0;
+  for (std::size_t i = 0; i < test_half.size(); ++i) {
+    if (test_half[i].measurement.ok()) {
+      pf_good += fe[i].p_fail;
+      ++n_good;
+    } else {
+      pf_bad += fe[i].p_fail;
+      ++n_bad;
+    }
+  }
+  CHECK(pf_bad / n_bad > pf_good / n_good);
+
+  // Save and load: same forecasts.
+  ArchiveWriter w;
+  model.save(w);
+  ArchiveReader r(w.data(), "memory");
+  auto back = S::load(r);
+  CHECK(r.at_end());
+  const auto f2 = back.predict(cands);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    CHECK(f2[i].median_ms == Approx(f[i].median_ms).epsilon(1e-5));
+    CHECK(f2[i].upper_ms == Approx(f[i].upper_ms).epsilon(1e-5));
+    CHECK(f2[i].p_fail == Approx(f[i].p_fail).epsilon(1e-4).margin(1e-9));  // rows are stored as float
+  }
+  // A truncated archive is a model_file_error, not a crash.
+  ArchiveReader cut(std::string_view(w.data()).substr(0, w.data().size() / 2), "cut");
+  CHECK_THROWS_AS(S::load(cut), model_file_error);
+
+  // update() on the loaded copy: learns the other half, the original is untouched.
+  back.update(test_half);
+  const auto f3 = back.predict(cands);
+  CHECK(spearman(medians(f3), truth) >= spearman(medians(f), truth) - 0.02);
+  const auto f4 = model.predict(cands);
+  CHECK(f4[0].median_ms == f[0].median_ms);
+
+  // Transfer: a device twice as fast, never seen: ranks still agree, times shift by the offset
+  // fallback (mean of the kernel's groups), which is the best a model with one device can do.
+  const auto other = test::synthetic_space(test::synthetic_device("GPU-B", 2.0), 2.0, 0.02, 5);
+  const auto fo = model.predict(test::candidates_of(other));
+  CHECK(spearman(medians(fo), test::times_of(other)) > min_spearman - 0.05);
+}
+}  // namespace
+
+TEST_CASE("ridge surrogate") {
+  check_surrogate(RidgeSurrogate(), 0.9);
+  RidgeSurrogate r;
+  CHECK_THROWS_AS(r.predict(std::vector<Candidate>(1)), invalid_argument_error);
+  CHECK_THROWS_AS(r.fit(std::span<const Observation>{}), invalid_argument_error);
+}
+
+TEST_CASE("knn surrogate") {
+  check_surrogate(KnnSurrogate(), 0.8);
+  KnnSurrogate k;
+  k.fit(test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0));
+  CHECK(k.chosen_k() >= 1);
+}
+
+#if GPUFORECAST_HAVE_XGBOOST
+TEST_CASE("xgboost surrogate") {
+  REQUIRE(xgboost_available());
+  check_surrogate(XgboostSurrogate(), 0.9);
+  // Seeded: the same seed gives the same model.
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  XgboostOptions o;
+  o.seed = 3;
+  o.rounds = 50;
+  XgboostSurrogate a(o), b(o);
+  a.fit(obs);
+  b.fit(obs);
+  const auto c = test::candidates_of(obs);
+  CHECK(medians(a.predict(c)) == medians(b.predict(c)));
+}
+#endif
+
+TEST_CASE("Ensemble<ridge, knn> and AnyEnsemble") {
+  check_surrogate(Ensemble<RidgeSurrogate, KnnSurrogate>(), 0.9);
+  check_surrogate(AnyEnsemble({make_surrogate("ridge"), make_surrogate("knn")}), 0.9);
+  CHECK_THROWS_AS(AnyEnsemble(std::vector<AnySurrogate>{}), invalid_argument_error);
+
+  // What Ensemble<...> saves, AnyEnsemble loads.
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  Ensemble<RidgeSurrogate, KnnSurrogate> e;
+  e.fit(obs);
+  ArchiveWriter w;
+  e.save(w);
+  ArchiveReader r(w.data(), "memory");
+  const auto any = AnyEnsemble::load(r);
+  REQUIRE(any.members().size() == 2);
+  CHECK(any.members()[0].kind() == "ridge");
+  const auto c = test::candidates_of(obs);
+  CHECK(medians(any.predict(c))[3] == Approx(medians(e.predict(c))[3]));
+}
+
+TEST_CASE("combine_forecasts: mean in log space, disagreement widens") {
+  std::vector<std::vector<Forecast>> m{{{1.0, 0.5, 2.0, 0.1, 0.2, std::nullopt}}, {{4.0, 2.0, 8.0, 0.3, 0.2, std::nullopt}}};
+  const auto f = combine_forecasts(m);
+  CHECK(f[0].median_ms == Approx(2.0));
+  CHECK(f[0].p_fail == Approx(0.2));
+  CHECK(f[0].lower_ms < 1.0);
+  CHECK(f[0].upper_ms > 4.0);
+  CHECK(f[0].spread == Approx(std::sqrt(0.04 + std::pow(std::log(2.0), 2))));
+}
+
+TEST_CASE("registry: every name builds, fits and reports its kind") {
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  const auto names = surrogate_names();
+  const bool has_transformer = std::find(names.begin(), names.end(), "transformer") != names.end();
+  for (const auto& name : names) {
+    if (name == "transformer") continue;  // tested with the transformer (label torch)
+    INFO(name);
+    auto s = make_surrogate(name, 1);
+    CHECK(s.kind() == name);
+    if (name == "ensemble" && has_transformer) continue;
+    s.fit(obs);
+    ArchiveWriter w;
+    s.save(w);
+    ArchiveReader r(w.data(), "memory");
+    CHECK(load_surrogate_archive(name, r).kind() == name);
+  }
+  CHECK(make_surrogate("default").kind() == make_surrogate(default_surrogate_name()).kind());
+  CHECK_THROWS_WITH(make_surrogate("gaussian-process"), Catch::Contains("unknown surrogate") && Catch::Contains("ridge"));
+  ArchiveReader r("", "m.gfm");
+  CHECK_THROWS_AS(load_surrogate_archive("mystery", r), model_file_error);
+}
