@@ -86,11 +86,7 @@ double brier_score(std::span<const BinProbabilities> p, std::span<const int> y) 
   check_sizes(p.size(), y.size(), "Brier score");
   check_bins(y, "Brier score");
   double s = 0;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    for (int k = 0; k < speedup_bin_count; ++k) {
-      const double d = p[i][static_cast<std::size_t>(k)] - (k + 1 == y[i] ? 1.0 : 0.0);
-      s += d * d;
-    }
+  for (std::size_t i = 0; i < p.size(); ++i) s += brier(p[i], y[i]);
   return s / static_cast<double>(p.size());
 }
 
@@ -98,15 +94,8 @@ double crps_ordinal(std::span<const BinProbabilities> p, std::span<const int> y)
   check_sizes(p.size(), y.size(), "CRPS");
   check_bins(y, "CRPS");
   double s = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    double cdf = 0;
-    for (int k = 0; k + 1 < speedup_bin_count; ++k) {
-      cdf += p[i][static_cast<std::size_t>(k)];
-      const double d = cdf - (y[i] <= k + 1 ? 1.0 : 0.0);
-      s += d * d;
-    }
-  }
-  return s / (static_cast<double>(p.size()) * (speedup_bin_count - 1));
+  for (std::size_t i = 0; i < p.size(); ++i) s += crps_ordinal(p[i], y[i]);
+  return s / static_cast<double>(p.size());
 }
 
 double negative_log_likelihood(std::span<const BinProbabilities> p, std::span<const int> y) {

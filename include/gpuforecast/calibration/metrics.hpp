@@ -7,10 +7,9 @@
 
 #include "gpuforecast/calibration/nonconformity.hpp"
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/surrogate/metrics.hpp"  // BinProbabilities, per-forecast brier() and crps_ordinal()
 
 namespace gpuforecast {
-
-using BinProbabilities = std::array<double, speedup_bin_count>;
 
 // Fraction of observed runtimes inside their interval. Throws on empty/mismatched input.
 [[nodiscard]] double empirical_coverage(std::span<const Interval> intervals, std::span<const double> observed_ms);
@@ -33,6 +32,7 @@ struct ReliabilityBin {
 // Expected calibration error: sum over bins of count/n * |accuracy - mean confidence|.
 [[nodiscard]] double expected_calibration_error(std::span<const BinProbabilities> p, std::span<const int> true_bins,
                                                 std::size_t bins = 10);
+// Means over many forecasts of the surrogate area's per-forecast scores.
 // Mean multi-class Brier score sum_k (p_k - [y = k])^2, in [0, 2].
 [[nodiscard]] double brier_score(std::span<const BinProbabilities> p, std::span<const int> true_bins);
 // Mean ranked probability score over the ordinal bins: sum_{k<8} (F_k - [y <= k])^2 / 7, in [0, 1].

@@ -1,0 +1,118 @@
+// gpuforecast calibrate: adds (or replaces) the "calibration" section of a model file:
+// conformal intervals and the Learn-then-Test deferral rule, fitted on measurements the
+// surrogate did not train on.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "command_registry.hpp"
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+
+namespace {
+
+struct CalibrateArgs {
+  std::string model;
+  std::vector<std::string> data;
+  std::string out;
+  double alpha = 0.1;
+  double risk_alpha = -1;  // default: alpha
+  double delta = 0.1;
+  std::string method = "split";
+  std::string group_by = "none";
+  std::string loss = "relative_error";
+  double tolerance = 0.1;
+  std::string confidence = "interval_width";
+  double deferral_fraction = 0;
+  double aci_gamma = 0;
+  std::uint64_t seed = 0;
+};
+
+void run(const CalibrateArgs& a) {
+  using namespace gpuforecast;
+  ModelFile file = read_model_file(a.model);
+  const AnySurrogate surrogate = surrogate_from(file, a.model);
+  const TrainingSummary trained = training_summary_from(file, a.model);
+  auto same_file = [](const std::string& x, const std::string& y) {
+    std::error_code ec1, ec2;
+    const auto cx = std::filesystem::weakly_canonical(x, ec1), cy = std::filesystem::weakly_canonical(y, ec2);
+    return ec1 || ec2 ? x == y : cx == cy;
+  };
+  for (const auto& d : a.data)
+    if (std::any_of(trained.sources.begin(), trained.sources.end(), [&](const auto& s) { return same_file(s, d); }))
+      fmt::print(stderr,
+                 "gpuforecast calibrate: warning: {} was used to train the surrogate; the guarantees assume "
+                 "calibration data the surrogate has not seen\n",
+                 d);
+
+  const Dataset data = Dataset::load(a.data);
+  std::vector<Candidate> cands;
+  std::vector<double> times;
+  for (const auto& o : data.observations(true))
+    if (o.measurement.median_ms > 0) {
+      cands.push_back(o.candidate);
+      times.push_back(o.measurement.median_ms);
+    }
+  if (cands.empty())
+    throw invalid_argument_error(fmt::format("no successful measurements in the {} calibration file(s)", a.data.size()));
+
+  CalibrationOptions o;
+  o.alpha = a.alpha;
+  o.risk_alpha = a.risk_alpha < 0 ? a.alpha : a.risk_alpha;
+  o.delta = a.delta;
+  o.score = parse_conformal_score(a.method);
+  o.group_by = parse_group_by(a.group_by);
+  o.loss = parse_deferral_loss(a.loss);
+  o.tolerance = a.tolerance;
+  o.confidence = parse_confidence_score(a.confidence);
+  o.deferral_fraction = a.deferral_fraction;
+  o.aci_gamma = a.aci_gamma;
+  o.seed = a.seed;
+  const auto forecasts = surrogate.predict(cands);
+  const auto cal = SelectiveCalibrator::fit(cands, forecasts, times, o);
+  set_calibration_section(file, cal);
+  write_model_file(a.out, file);
+
+  const auto& d = cal.deferral();
+  fmt::print("calibrated {} surrogate on {} measurements from {} file(s)\n", surrogate.kind(), cands.size(), a.data.size());
+  fmt::print("  {}\n", cal.describe());
+  fmt::print("  deferral threshold: {} ({}), calibration coverage {:.1f}% answered without measuring,\n"
+             "  calibration risk {:.4f}, {:.0f}% upper bound {:.4f}; guarantee P(risk <= {}) >= {}\n",
+             d.any_valid ? fmt::format("{:.6g}", d.threshold) : std::string("none certified (defer all)"),
+             to_string(o.confidence), 100 * d.coverage, d.empirical_risk, 100 * (1 - o.delta), d.risk_upper_bound,
+             o.risk_alpha, 1 - o.delta);
+  fmt::print("wrote {}\n", a.out);
+}
+
+gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  auto* c = app.add_subcommand("calibrate",
+                               "Calibrate a trained model on held-out measurements: conformal intervals and a "
+                               "deferral rule with a (alpha, delta) guarantee; writes the model with its "
+                               "calibration section");
+  c->add_option("--model", args->model, "trained model file (gpuforecast train)")->required();
+  c->add_option("--data", args->data, "calibration measurements (cache or T4 files) not used in training")
+      ->required();
+  c->add_option("--out", args->out, "model file to write (may equal --model)")->required();
+  c->add_option("--alpha", args->alpha, "interval miscoverage; also the deferral risk unless --risk-alpha")->capture_default_str();
+  c->add_option("--delta", args->delta, "probability that the deferral guarantee may fail")->capture_default_str();
+  c->add_option("--risk-alpha", args->risk_alpha, "risk level among accepted forecasts (default: --alpha)");
+  c->add_option("--method", args->method, "split (normalised residuals) or cqr (quantile head)")->capture_default_str();
+  c->add_option("--group-by", args->group_by, "Mondrian groups: none, kernel, device, kernel_device")->capture_default_str();
+  c->add_option("--loss", args->loss, "relative_error or wrong_bin")->capture_default_str();
+  c->add_option("--tolerance", args->tolerance, "relative error counted as a loss")->capture_default_str();
+  c->add_option("--confidence", args->confidence, "interval_width, top_bin_probability or ensemble_spread")->capture_default_str();
+  c->add_option("--deferral-fraction", args->deferral_fraction,
+                "fraction of the data held out for Learn-then-Test (0: reuse all)")->capture_default_str();
+  c->add_option("--aci-gamma", args->aci_gamma, "adaptive conformal step for online use (0: off)")->capture_default_str();
+  c->add_option("--seed", args->seed, "seed for splits and references")->capture_default_str();
+  c->callback([args] { run(*args); });
+}};
+
+}  // namespace
