@@ -10,7 +10,10 @@
 // accepted by the deferral rule and the measured risk among accepted (and among all), averaged
 // over seeds; "viol" counts seeds where the measured risk among accepted exceeded alpha.
 //
-//   selective [--seeds N] [--surrogate NAME] [--train F] [--calibrate F]
+//   selective [--seeds N] [--surrogate NAME] [--train F] [--calibrate F] [--plots DIR]
+//
+// --plots DIR writes, per space, the reliability diagram of the speedup-bin probabilities and the
+// risk-coverage curve of the first seed as SVG.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuforecast/calibration/plots.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_evaluation.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -48,13 +52,15 @@ int main(int argc, char** argv) {
   int seeds = 3;
   std::string surrogate = "default";
   double train_fraction = 0.1, cal_fraction = 0.1;
+  std::string plots;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seeds")) seeds = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--surrogate")) surrogate = argv[i + 1];
     else if (!std::strcmp(argv[i], "--train")) train_fraction = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--calibrate")) cal_fraction = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--plots")) plots = argv[i + 1];
     else {
-      fmt::print(stderr, "usage: selective [--seeds N] [--surrogate NAME] [--train F] [--calibrate F]\n");
+      fmt::print(stderr, "usage: selective [--seeds N] [--surrogate NAME] [--train F] [--calibrate F] [--plots DIR]\n");
       return 2;
     }
   }
@@ -100,6 +106,15 @@ int main(int argc, char** argv) {
         o.seed = static_cast<std::uint64_t>(s);
         const auto cal = SelectiveCalibrator::fit(cc, cf, ct, o);
         const auto e = evaluate_selective(cal, tc, tf, tt, static_cast<std::uint64_t>(s));
+        if (!plots.empty() && s == 0) {
+          std::filesystem::create_directories(plots);
+          const std::string stem = (std::filesystem::path(plots) / (kernel + "_" + device)).string();
+          reliability_diagram(e.reliability, e.ece, fmt::format("Speedup bins, {} {}", kernel, device))
+              .save(stem + "_reliability.svg");
+          risk_coverage_plot(e.risk_coverage, 0.1, e.accepted_fraction, e.risk_accepted, e.aurc,
+                             fmt::format("Risk-coverage, {} {}", kernel, device))
+              .save(stem + "_risk_coverage.svg");
+        }
         o.score = ConformalScore::cqr;
         const auto e_cqr = evaluate_selective(SelectiveCalibrator::fit(cc, cf, ct, o), tc, tf, tt, 0);
         r.cov += e.coverage;

@@ -24,7 +24,7 @@ SvgPlot reliability_diagram(const std::vector<ReliabilityBin>& bins, double ece,
   p.line("perfect calibration", {0, 1}, {0, 1}, "#555555", true);
   for (const auto& b : bins)
     if (b.count > 0)
-      p.note(0.5 * (b.lower + b.upper) - 0.035, std::min(0.97, b.accuracy + 0.03), fmt::format("n={}", b.count));
+      p.note(0.5 * (b.lower + b.upper) - 0.04, 0.015, fmt::format("n={}", b.count));  // counts along the bottom
   return p;
 }
 
@@ -43,9 +43,11 @@ SvgPlot risk_coverage_plot(const std::vector<RiskCoveragePoint>& curve, double a
   p.x_range(0, 1).y_range(0, std::min(1.0, ymax * 1.1 + 0.01));
   p.line("risk when accepting the most confident", x, y, "#0072B2");
   p.line(fmt::format("target risk alpha = {}", alpha), {0, 1}, {alpha, alpha}, "#D55E00", true);
-  if (accepted_fraction >= 0)
+  if (accepted_fraction > 0)
     p.points(fmt::format("deferral rule: {:.1f}% accepted, risk {:.3f}", 100 * accepted_fraction, risk_accepted),
              {accepted_fraction}, {risk_accepted}, "#009E73");
+  else if (accepted_fraction == 0)
+    p.points("deferral rule: nothing certified, all measured", {0.0}, {0.0}, "#009E73");
   return p;
 }
 

@@ -251,7 +251,7 @@ std::string SvgPlot::to_svg() const {
     }
   }
   for (const auto& n : m_notes)
-    o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="13">{}</text>)"
+    o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12">{}</text>)"
                      "\n",
                      px(n.x), py(n.y), escape(n.text));
   o += "</g>\n";
