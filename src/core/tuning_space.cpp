@@ -61,6 +61,14 @@ bool TuningSpace::is_valid(const Config& config) const {
   if (!contains(config)) return false;
   const auto& cc = compiled_constraints(*this);
   if (!cc.constants_hold()) return false;
+  if (cc.numeric) {
+    // Searches call this for every candidate: numeric spaces take the evaluate_number path.
+    std::vector<double> numbers(config.size());
+    for (std::size_t i = 0; i < config.size(); ++i) numbers[i] = config[i].as_double();
+    for (std::size_t level = 0; level < cc.by_level.size(); ++level)
+      if (!cc.level_holds(level, numbers.data(), nullptr)) return false;
+    return true;
+  }
   for (std::size_t c = 0; c < cc.expressions.size(); ++c) {
     const auto& used = cc.expressions[c].used_variables();
     if (used.empty()) continue;
