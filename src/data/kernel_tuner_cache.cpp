@@ -252,9 +252,9 @@ class CacheSax {
         if (d == 0)
           out += f.key;
         else if (f.role == Role::entry)
-          out += "." + f.key;
+          out.append(".").append(f.key);
         else
-          out += "[" + quote_json(f.key) + "]";
+          out.append("[").append(quote_json(f.key)).append("]");
       }
     }
     return out;
