@@ -12,6 +12,7 @@ namespace gpuforecast::detail {
 LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& criterion, Clock& clock,
                                 const LoopOptions& options, Measurement& m) {
   LoopReport report;
+  std::vector<double> disagreement;
   m.samples_ms.clear();
   const double start = clock.now_s();
   for (int i = 0; i < options.warmup; ++i) {
@@ -23,8 +24,8 @@ LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& cri
     const TimedSample s = timer.run_once();
     m.samples_ms.push_back(s.kernel_ms);
     if (s.event_ms >= 0 && s.cupti_ms > 0) {
-      report.max_timer_disagreement =
-          std::max(report.max_timer_disagreement, std::abs(s.event_ms - s.cupti_ms) / s.cupti_ms);
+      disagreement.push_back(std::abs(s.event_ms - s.cupti_ms) / s.cupti_ms);
+      report.max_timer_disagreement = std::max(report.max_timer_disagreement, disagreement.back());
       ++report.timer_pairs;
     }
     const double elapsed = clock.now_s() - start;
@@ -41,7 +42,9 @@ LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& cri
   std::string line = fmt::format("measured {} samples after {} warm-up runs, stopped by {}", m.samples_ms.size(),
                                  options.warmup, report.stop_reason);
   if (report.timer_pairs > 0) {
-    line += fmt::format("; CUPTI vs events: max disagreement {:.2f}%", 100 * report.max_timer_disagreement);
+    report.median_timer_disagreement = median_interval(disagreement).median;
+    line += fmt::format("; CUPTI vs events: median disagreement {:.2f}%, max {:.2f}%",
+                        100 * report.median_timer_disagreement, 100 * report.max_timer_disagreement);
     if (report.max_timer_disagreement > options.timer_tolerance) line += " (above tolerance)";
   }
   if (!m.log.empty() && m.log.back() != '\n') m.log += '\n';

@@ -73,6 +73,8 @@ TEST_CASE("fixed count stops at the count", "[runtime][stopping]") {
   CHECK(m.median_ms <= m.ci_high_ms);
   CHECK(r.timer_pairs == 7);
   CHECK(r.max_timer_disagreement == Approx(0.01));
+  CHECK(r.median_timer_disagreement == Approx(0.01));
+  CHECK_THAT(m.log, Catch::Contains("CUPTI vs events: median disagreement 1.00%"));
 }
 
 TEST_CASE("relative CI stops once the interval is within the width", "[runtime][stopping]") {

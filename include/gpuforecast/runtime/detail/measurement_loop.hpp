@@ -18,7 +18,8 @@ struct LoopOptions {
 
 struct LoopReport {
   std::string stop_reason;         // which criterion fired
-  double max_timer_disagreement = 0;  // max |event - cupti| / cupti over samples with both
+  double max_timer_disagreement = 0;     // max |event - cupti| / cupti over samples with both
+  double median_timer_disagreement = 0;  // median of the same
   int timer_pairs = 0;             // samples where both timers reported
 };
 
