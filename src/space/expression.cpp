@@ -11,6 +11,8 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <stdexcept>
+#include <utility>
 
 #include "gpuforecast/core/error.hpp"
 #include "space/expression_program.hpp"
@@ -178,6 +180,10 @@ std::vector<Token> tokenize(const std::string& src) {
 
 // ----------------------------------------------------------------------------- compiler
 
+// Evaluates a constant snippet (Consts followed by one operation) at compile time; false if it
+// raises, in which case the snippet stays and raises at evaluation, at the right column.
+bool fold_constant(const ExpressionProgram& prog, const Instr* code, std::size_t n, Slot& out);
+
 constexpr int kMaxNesting = 200;  // deeper input is rejected rather than overflowing the C++ stack
 
 class Compiler {
@@ -224,9 +230,40 @@ class Compiler {
     m_prog.code.push_back(Instr{op, sub, arg, static_cast<std::uint32_t>(column)});
     m_depth += effect;
     m_max_depth = std::max(m_max_depth, static_cast<std::size_t>(std::max(m_depth, 0)));
+    fold();
     return m_prog.code.size() - 1;
   }
-  void patch(std::size_t at) { m_prog.code[at].arg = static_cast<std::uint32_t>(m_prog.code.size()); }
+  // A jump target is a barrier: constants before it must not be folded into what follows.
+  void patch(std::size_t at) {
+    m_prog.code[at].arg = static_cast<std::uint32_t>(m_prog.code.size());
+    m_barrier = m_prog.code.size();
+  }
+
+  // Constant folding: an operation whose operands are all constants becomes one constant
+  // (`12*1024`, `ProblemSize[0]*ProblemSize[1]` with a bound list).
+  void fold() {
+    auto& code = m_prog.code;
+    const Instr last = code.back();
+    std::size_t operands = 0;
+    switch (last.op) {
+      case Op::Neg: case Op::Pos: case Op::Not: operands = 1; break;
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::FloorDiv: case Op::Mod: case Op::Pow:
+      case Op::Compare: case Op::Index: operands = 2; break;
+      case Op::Call: operands = last.arg; break;
+      default: return;
+    }
+    if (operands == 0 || operands > 8 || code.size() < operands + 1) return;
+    const std::size_t first = code.size() - 1 - operands;
+    if (first < m_barrier) return;
+    for (std::size_t k = first; k + 1 < code.size(); ++k)
+      if (code[k].op != Op::Const) return;
+    Slot result;
+    if (!fold_constant(m_prog, code.data() + first, operands + 1, result)) return;
+    const std::uint32_t column = code[first].column;
+    code.resize(first);
+    m_prog.consts.push_back(result);
+    code.push_back(Instr{Op::Const, 0, static_cast<std::uint32_t>(m_prog.consts.size() - 1), column});
+  }
 
   void push_const(Slot s, std::size_t column) {
     m_prog.consts.push_back(s);
@@ -486,6 +523,7 @@ class Compiler {
   std::size_t m_pos = 0;
   int m_depth = 0;
   std::size_t m_max_depth = 0;
+  std::size_t m_barrier = 0;
   int m_nesting = 0;
 };
 
@@ -786,8 +824,14 @@ class Machine {
 
   template <class Load>
   Slot run(Load&& load) const {
+    return run(std::forward<Load>(load), m_p.code.data(), m_p.code.size());
+  }
+
+  template <class Load>
+  Slot run(Load&& load, const Instr* code, const std::size_t n) const {
     constexpr std::size_t kInline = 32;
     Slot inline_stack[kInline];
+    inline_stack[0] = make_int(0);  // a program always pushes first; this only quiets -Wmaybe-uninitialized
     std::vector<Slot> heap;
     Slot* stack = inline_stack;
     if (m_p.max_depth > kInline) {
@@ -795,8 +839,6 @@ class Machine {
       stack = heap.data();
     }
     std::size_t sp = 0;  // number of slots in use
-    const Instr* code = m_p.code.data();
-    const std::size_t n = m_p.code.size();
     std::size_t pc = 0;
     while (pc < n) {
       const Instr& in = code[pc];
@@ -905,6 +947,16 @@ class Machine {
  private:
   const ExpressionProgram& m_p;
 };
+
+bool fold_constant(const ExpressionProgram& prog, const Instr* code, std::size_t n, Slot& out) {
+  try {
+    const Machine m(prog);
+    out = m.run([](std::uint32_t) -> Slot { throw std::logic_error("no variables in a constant"); }, code, n);
+    return true;
+  } catch (const expression_error&) {
+    return false;
+  }
+}
 
 const std::string& empty_string() {
   static const std::string s;

@@ -208,6 +208,20 @@ TEST_CASE("evaluation errors name the operator's column", "[expression][errors]"
   CHECK(error_column("int('1.5')", true) == 1);
 }
 
+TEST_CASE("constant sub-expressions that raise still raise at evaluation", "[expression][errors]") {
+  // Constants are folded at compile time; a constant that raises must not make compile() fail.
+  const auto e = Expression::compile("a > 0 or 1/0", kNames);
+  CHECK(e.evaluate(kValues).as_int() == 1);
+  CHECK(error_column("a < 0 or 1/0", true) == 11);
+  CHECK(error_column("(2 + 3) * ProblemSize[0]") == 11);
+  const std::vector<ListBinding> lists = {{"P", {Value(4096), Value(2048)}}};
+  CHECK(Expression::compile("P[0]*P[1] + 12*1024", kNames, lists).evaluate(kValues).as_int() == 4096 * 2048 + 12288);
+  // A jump target between constants: `(x or 2) + 3` must not fold 2 + 3.
+  CHECK(Expression::compile("(a or 2) + 3", kNames).evaluate(kValues).as_int() == 10);
+  CHECK(Expression::compile("(0 or 2) + 3", kNames).evaluate(kValues).as_int() == 5);
+  CHECK(Expression::compile("(b > 5 and 2) + 3", kNames).evaluate(kValues).as_int() == 3);
+}
+
 TEST_CASE("the error message shows the expression and a caret", "[expression][errors]") {
   try {
     (void)Expression::compile("a + (b", kNames);
