@@ -46,26 +46,30 @@ Decision uncalibrated(const Forecast& f) {
 }
 }  // namespace
 
-Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path) {
+namespace {
+Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path,
+            const TrainingSummary& trained) {
   if (surrogate.empty()) throw invalid_argument_error("a model needs a surrogate");
   auto impl = std::make_shared<Model::Impl>();
   impl->info = describe(surrogate, calibrator, std::move(path));
+  impl->info.kernels = trained.kernels;
+  impl->info.devices = trained.devices;
+  impl->info.training_observations = trained.observations;
   impl->surrogate = std::move(surrogate);
   impl->calibrator = std::move(calibrator);
   return Model(std::move(impl));
+}
+}  // namespace
+
+Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path) {
+  return build(std::move(surrogate), std::move(calibrator), std::move(path), {});
 }
 
 Model load(const std::string& path) {
   const ModelFile file = read_model_file(path);
   AnySurrogate s = surrogate_from(file, path);
   auto c = calibration_from(file, path);
-  Model m = make_model(std::move(s), std::move(c), path);
-  const TrainingSummary t = training_summary_from(file, path);
-  auto& info = const_cast<ModelInfo&>(m.info());  // still private to this call
-  info.kernels = t.kernels;
-  info.devices = t.devices;
-  info.training_observations = t.observations;
-  return m;
+  return build(std::move(s), std::move(c), path, training_summary_from(file, path));
 }
 
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {
