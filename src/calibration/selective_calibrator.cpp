@@ -145,15 +145,19 @@ Decision SelectiveCalibrator::decide(const Candidate& c, const Forecast& f, std:
     d.defer = true;
     d.reason = fmt::format("no threshold certified risk <= {} with probability {} on the calibration set: measure",
                            m_deferral.alpha, 1 - m_deferral.delta);
-  } else if (d.confidence >= m_deferral.threshold) {
-    d.defer = false;
-    d.reason = fmt::format("confidence {:.4g} >= threshold {:.4g} ({}): accepted, risk <= {} with probability {}",
-                           d.confidence, m_deferral.threshold, to_string(m_options.confidence), m_deferral.alpha,
-                           1 - m_deferral.delta);
   } else {
-    d.defer = true;
-    d.reason = fmt::format("confidence {:.4g} < threshold {:.4g} ({}): measure", d.confidence, m_deferral.threshold,
-                           to_string(m_options.confidence));
+    d.defer = !(d.confidence >= m_deferral.threshold);
+    // Interval-width confidence reads better as the ratio high/low it stands for.
+    const bool ratio = m_options.confidence == ConfidenceScore::interval_width;
+    const std::string have = ratio ? fmt::format("interval high/low x{:.3g}", std::exp(-d.confidence))
+                                   : fmt::format("{} {:.4g}", to_string(m_options.confidence), d.confidence);
+    const std::string need = ratio ? fmt::format("x{:.3g}", std::exp(-m_deferral.threshold))
+                                   : fmt::format("{:.4g}", m_deferral.threshold);
+    if (!d.defer)
+      d.reason = fmt::format("{} within the certified {}: accepted, risk <= {} with probability {}", have, need,
+                             m_deferral.alpha, 1 - m_deferral.delta);
+    else
+      d.reason = fmt::format("{} beyond the certified {}: measure", have, need);
   }
   return d;
 }

@@ -78,7 +78,7 @@ TEST_CASE("the calibrator accepts confident forecasts and says why") {
   unsure.spread = 0.3;
   const Decision b = cal.decide(toy.c[0], unsure);
   CHECK(b.defer);
-  CHECK_THAT(b.reason, Contains("< threshold"));
+  CHECK_THAT(b.reason, Contains("beyond the certified"));
   Forecast failing = sure;
   failing.p_fail = 0.9;
   CHECK_THAT(cal.decide(toy.c[0], failing).reason, Contains("p_fail"));
