@@ -15,65 +15,89 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Seeded choice of `count` observation indices of a space, the rest as the test set (ok only).
-std::pair<std::vector<Observation>, std::vector<Observation>> split(const SpaceData& space, std::size_t count,
-                                                                    std::uint64_t seed) {
-  std::vector<std::size_t> idx(space.observations.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(idx.begin(), idx.end(), rng);
-  count = std::min(count, idx.size());
-  std::vector<Observation> train, test;
-  for (std::size_t i = 0; i < idx.size(); ++i) {
-    const auto& o = space.observations[idx[i]];
-    if (i < count)
-      train.push_back(o);
-    else if (o.measurement.ok())
-      test.push_back(o);
-  }
-  return {std::move(train), std::move(test)};
-}
-
-void score(EvaluationRun& run, const SurrogateFactory& make, const std::vector<Observation>& train,
-           const std::vector<Observation>& test) {
-  if (test.size() < 2) throw invalid_argument_error(fmt::format("{}: fewer than 2 successful test observations", run.target));
-  AnySurrogate model = make(run.seed);
-  auto t0 = Clock::now();
-  model.fit(train);
-  run.fit_seconds = seconds_since(t0);
-  std::vector<Candidate> candidates;
-  std::vector<double> truth;
-  candidates.reserve(test.size());
-  for (const auto& o : test) {
-    candidates.push_back(o.candidate);
-    truth.push_back(o.measurement.median_ms);
-  }
-  t0 = Clock::now();
-  const auto forecasts = model.predict(candidates);
-  run.predict_seconds = seconds_since(t0);
-  run.train_count = train.size();
-  run.test_count = test.size();
-  run.scores = score_forecasts(forecasts, truth, run.seed);
-}
 }  // namespace
 
 std::string space_label(const SpaceData& space) {
   return space.kernel + "@" + (space.device ? space.device->name : std::string("?"));
 }
 
-EvaluationRun evaluate_interpolation(const SpaceData& space, const std::string& surrogate, const SurrogateFactory& make,
-                                     double train_fraction, std::uint64_t seed) {
+std::vector<Candidate> EvaluationSplit::test_candidates() const {
+  std::vector<Candidate> c;
+  c.reserve(test.size());
+  for (const auto& o : test) c.push_back(o.candidate);
+  return c;
+}
+
+std::vector<double> EvaluationSplit::test_times() const {
+  std::vector<double> t;
+  t.reserve(test.size());
+  for (const auto& o : test) t.push_back(o.measurement.median_ms);
+  return t;
+}
+
+namespace {
+// Seeded choice of `count` observations of a space for training; the ok rest tests.
+EvaluationSplit split(const SpaceData& space, std::size_t count, std::uint64_t seed) {
+  std::vector<std::size_t> idx(space.observations.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  count = std::min(count, idx.size());
+  EvaluationSplit s;
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    const auto& o = space.observations[idx[i]];
+    if (i < count)
+      s.train.push_back(o);
+    else if (o.measurement.ok())
+      s.test.push_back(o);
+  }
+  return s;
+}
+}  // namespace
+
+EvaluationSplit interpolation_split(const SpaceData& space, double train_fraction, std::uint64_t seed) {
   if (!(train_fraction > 0 && train_fraction < 1))
     throw invalid_argument_error(fmt::format("train fraction {} is outside (0, 1)", train_fraction));
+  const auto n = static_cast<std::size_t>(std::llround(train_fraction * static_cast<double>(space.observations.size())));
+  return split(space, std::max<std::size_t>(n, 2), seed);
+}
+
+EvaluationSplit transfer_split(std::span<const SpaceData* const> train, const SpaceData& target,
+                               std::size_t target_samples, std::uint64_t seed) {
+  EvaluationSplit s = split(target, target_samples, seed);
+  for (const SpaceData* t : train) {
+    if (t == &target) continue;
+    s.train.insert(s.train.end(), t->observations.begin(), t->observations.end());
+  }
+  return s;
+}
+
+void evaluate_split(EvaluationRun& run, const EvaluationSplit& split, const SurrogateFactory& make) {
+  if (split.test.size() < 2)
+    throw invalid_argument_error(fmt::format("{}: fewer than 2 successful test observations", run.target));
+  if (split.train.empty()) throw invalid_argument_error(fmt::format("{}: nothing to train on", run.target));
+  AnySurrogate model = make(run.seed);
+  auto t0 = Clock::now();
+  model.fit(split.train);
+  run.fit_seconds = seconds_since(t0);
+  const auto candidates = split.test_candidates();
+  t0 = Clock::now();
+  const auto forecasts = model.predict(candidates);
+  run.predict_seconds = seconds_since(t0);
+  run.train_count = split.train.size();
+  run.test_count = split.test.size();
+  run.scores = score_forecasts(forecasts, split.test_times(), run.seed);
+}
+
+EvaluationRun evaluate_interpolation(const SpaceData& space, const std::string& surrogate, const SurrogateFactory& make,
+                                     double train_fraction, std::uint64_t seed) {
   EvaluationRun run;
   run.protocol = "interpolate";
   run.surrogate = surrogate;
   run.target = space_label(space);
   run.seed = seed;
   run.train_fraction = train_fraction;
-  const auto n = static_cast<std::size_t>(std::llround(train_fraction * static_cast<double>(space.observations.size())));
-  auto [train, test] = split(space, std::max<std::size_t>(n, 2), seed);
-  score(run, make, train, test);
+  evaluate_split(run, interpolation_split(space, train_fraction, seed), make);
   return run;
 }
 
@@ -86,13 +110,7 @@ EvaluationRun evaluate_transfer(std::span<const SpaceData* const> train_spaces, 
   run.target = space_label(target);
   run.seed = seed;
   run.target_samples = target_samples;
-  auto [train, test] = split(target, target_samples, seed);
-  for (const SpaceData* s : train_spaces) {
-    if (s == &target) continue;
-    train.insert(train.end(), s->observations.begin(), s->observations.end());
-  }
-  if (train.empty()) throw invalid_argument_error(fmt::format("{}: nothing to train on", run.target));
-  score(run, make, train, test);
+  evaluate_split(run, transfer_split(train_spaces, target, target_samples, seed), make);
   return run;
 }
 

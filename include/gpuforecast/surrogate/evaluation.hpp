@@ -31,6 +31,23 @@ using SurrogateFactory = std::function<AnySurrogate(std::uint64_t seed)>;
 
 [[nodiscard]] std::string space_label(const SpaceData& space);
 
+// The data of one run: training observations (failed ones included) and the successful test ones.
+struct EvaluationSplit {
+  std::vector<Observation> train;
+  std::vector<Observation> test;
+  [[nodiscard]] std::vector<Candidate> test_candidates() const;
+  [[nodiscard]] std::vector<double> test_times() const;
+};
+// A seeded random `train_fraction` of the space (rounded, at least 2) for training; the rest tests.
+[[nodiscard]] EvaluationSplit interpolation_split(const SpaceData& space, double train_fraction, std::uint64_t seed);
+// Everything of `train` (except `target` itself if listed) plus `target_samples` seeded random
+// observations of `target`; the rest of `target` tests.
+[[nodiscard]] EvaluationSplit transfer_split(std::span<const SpaceData* const> train, const SpaceData& target,
+                                             std::size_t target_samples, std::uint64_t seed);
+// Fits a fresh surrogate on split.train, forecasts split.test, scores (fills the counts, times
+// and scores of `run`, the rest is the caller's).
+void evaluate_split(EvaluationRun& run, const EvaluationSplit& split, const SurrogateFactory& make);
+
 // Trains on a seeded random `train_fraction` of the space's observations, tests on the rest.
 [[nodiscard]] EvaluationRun evaluate_interpolation(const SpaceData& space, const std::string& surrogate,
                                                    const SurrogateFactory& make, double train_fraction, std::uint64_t seed);

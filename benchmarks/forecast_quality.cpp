@@ -1,0 +1,310 @@
+// Forecast quality of every surrogate, side by side, on the six NVIDIA spaces of
+// convolution_milo and dedispersion_milo (A100, A4000, A6000):
+//   interpolation: train on 2%, 5%, 10% of a space, test on the rest; mean over spaces and seeds;
+//   transfer to an unseen device: each NVIDIA device held out in turn, trained on the other
+//   NVIDIA devices of the same kernel plus K = 0, 20, 100 target points.
+// Prints mean Spearman and top-1% recall (true top-1% inside the predicted top-5%), plus Kendall,
+// utility and the eight-bin scores in --json.
+//
+//   forecast_quality [--data DIR] [--quick] [--seeds 5] [--transfer-seeds 1] [--fractions 0.02,0.05,0.1]
+//                    [--ks 0,20,100] [--surrogates ridge,knn,xgboost,ensemble,...] [--kernels k1,k2]
+//                    [--no-interpolation] [--no-transfer] [--json FILE]
+//
+// The ensemble is scored from its members' forecasts on the same split (exactly what
+// make_surrogate("ensemble") computes: the members are fitted with the same seed and data), so
+// each member is fitted once per split.
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/ensemble.hpp"
+#include "gpuforecast/surrogate/evaluation.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "surrogate/openmp_environment.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpuforecast;
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+struct Args {
+  fs::path data;
+  std::size_t seeds = 5, transfer_seeds = 1;
+  std::vector<double> fractions{0.02, 0.05, 0.10};
+  std::vector<std::size_t> ks{0, 20, 100};
+  std::vector<std::string> surrogates = surrogate_names();
+  std::vector<std::string> kernels{"convolution_milo", "dedispersion_milo"};
+  std::vector<std::string> devices{"A100", "A4000", "A6000"};
+  bool interpolation = true, transfer = true;
+  std::string json;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  const char* env = std::getenv("GPUFORECAST_DATA");
+  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw invalid_argument_error(k + " needs a value");
+      return argv[++i];
+    };
+    if (k == "--data") a.data = value();
+    else if (k == "--quick") {
+      a.seeds = 2;
+      a.fractions = {0.02, 0.10};
+      a.ks = {0, 100};
+      a.kernels = {"convolution_milo", "dedispersion_milo"};
+    } else if (k == "--seeds") a.seeds = std::stoul(value());
+    else if (k == "--transfer-seeds") a.transfer_seeds = std::stoul(value());
+    else if (k == "--fractions") {
+      a.fractions.clear();
+      for (const auto& f : split_list(value())) a.fractions.push_back(std::stod(f));
+    } else if (k == "--ks") {
+      a.ks.clear();
+      for (const auto& f : split_list(value())) a.ks.push_back(std::stoul(f));
+    } else if (k == "--surrogates") a.surrogates = split_list(value());
+    else if (k == "--kernels") a.kernels = split_list(value());
+    else if (k == "--no-interpolation") a.interpolation = false;
+    else if (k == "--no-transfer") a.transfer = false;
+    else if (k == "--json") a.json = value();
+    else if (k == "--help" || k == "-h") {
+      fmt::print("usage: forecast_quality [--data DIR] [--quick] [--seeds N] [--transfer-seeds N] [--fractions F,...]\n"
+                 "       [--ks K,...] [--surrogates S,...] [--kernels K,...] [--no-interpolation] [--no-transfer] [--json FILE]\n");
+      std::exit(0);
+    } else throw invalid_argument_error("unknown option " + k);
+  }
+  return a;
+}
+
+std::vector<std::string> ensemble_members() {
+  const auto names = surrogate_names();
+  std::vector<std::string> m;
+  for (const char* n : {"xgboost", "knn", "transformer"})
+    if (std::find(names.begin(), names.end(), n) != names.end()) m.emplace_back(n);
+  if (m.size() == 1) m.emplace_back("ridge");
+  return m;
+}
+
+struct Cell {
+  std::vector<EvaluationRun> runs;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// Fits each requested surrogate on the split once and scores it; the ensemble from its members.
+std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const EvaluationSplit& split, EvaluationRun proto) {
+  std::map<std::string, std::vector<Forecast>> forecasts;
+  std::map<std::string, double> fit_s, predict_s;
+  const auto candidates = split.test_candidates();
+  const auto truth = split.test_times();
+  auto forecast = [&](const std::string& name) -> const std::vector<Forecast>& {
+    if (auto it = forecasts.find(name); it != forecasts.end()) return it->second;
+    if (name == "ensemble") {
+      std::vector<std::vector<Forecast>> members;
+      double f = 0, p = 0;
+      for (const auto& m : ensemble_members()) {
+        members.push_back(forecasts.count(m) ? forecasts[m] : std::vector<Forecast>{});
+        if (members.back().empty()) {
+          auto model = make_surrogate(m, proto.seed);
+          auto t0 = Clock::now();
+          model.fit(split.train);
+          fit_s[m] = std::chrono::duration<double>(Clock::now() - t0).count();
+          t0 = Clock::now();
+          forecasts[m] = model.predict(candidates);
+          predict_s[m] = std::chrono::duration<double>(Clock::now() - t0).count();
+          members.back() = forecasts[m];
+        }
+        f += fit_s[m];
+        p += predict_s[m];
+      }
+      fit_s[name] = f;
+      predict_s[name] = p;
+      return forecasts[name] = combine_forecasts(members);
+    }
+    auto model = make_surrogate(name, proto.seed);
+    auto t0 = Clock::now();
+    model.fit(split.train);
+    fit_s[name] = std::chrono::duration<double>(Clock::now() - t0).count();
+    t0 = Clock::now();
+    auto f = model.predict(candidates);
+    predict_s[name] = std::chrono::duration<double>(Clock::now() - t0).count();
+    return forecasts[name] = std::move(f);
+  };
+  std::map<std::string, EvaluationRun> out;
+  // Plain surrogates first so the ensemble reuses their forecasts.
+  std::vector<std::string> order;
+  for (const auto& s : a.surrogates)
+    if (s != "ensemble") order.push_back(s);
+  for (const auto& s : a.surrogates)
+    if (s == "ensemble") order.push_back(s);
+  for (const auto& s : order) {
+    EvaluationRun r = proto;
+    r.surrogate = s;
+    const auto& f = forecast(s);
+    r.scores = score_forecasts(f, truth, proto.seed);
+    r.fit_seconds = fit_s[s];
+    r.predict_seconds = predict_s[s];
+    r.train_count = split.train.size();
+    r.test_count = split.test.size();
+    out[s] = r;
+  }
+  return out;
+}
+
+nlohmann::json to_json(const EvaluationRun& r) {
+  return {{"protocol", r.protocol},
+          {"surrogate", r.surrogate},
+          {"target", r.target},
+          {"seed", r.seed},
+          {"train_fraction", r.train_fraction},
+          {"target_samples", r.target_samples},
+          {"train", r.train_count},
+          {"test", r.test_count},
+          {"spearman", r.scores.spearman},
+          {"kendall", r.scores.kendall},
+          {"mape", r.scores.mape},
+          {"top1_recall", r.scores.top1_recall},
+          {"utility", r.scores.utility},
+          {"bin_exact", r.scores.bins.exact},
+          {"bin_within_one", r.scores.bins.within_one},
+          {"brier", r.scores.bins.brier},
+          {"crps", r.scores.bins.crps},
+          {"fit_seconds", r.fit_seconds},
+          {"predict_seconds", r.predict_seconds}};
+}
+
+void print_table(const std::string& title, const std::string& row_label, const std::vector<std::string>& rows,
+                 const std::vector<std::string>& surrogates, const std::map<std::string, std::map<std::string, Cell>>& cells) {
+  fmt::print("\n{}\n", title);
+  fmt::print("{:<12}", row_label);
+  for (const auto& s : surrogates) fmt::print(" | {:>22}", s + " rho / top1%");
+  fmt::print("\n{:-<12}", "");
+  for (std::size_t i = 0; i < surrogates.size(); ++i) fmt::print("-+-{:-<22}", "");
+  fmt::print("\n");
+  for (const auto& row : rows) {
+    fmt::print("{:<12}", row);
+    for (const auto& s : surrogates) {
+      const auto& c = cells.at(row).at(s);
+      const auto m = mean_run(c.runs);
+      fmt::print(" | {:>13.3f} / {:>5.2f}", m.scores.spearman, m.scores.top1_recall);
+    }
+    fmt::print("\n");
+  }
+  fmt::print("{:<12}", "fit s/run");
+  for (const auto& s : surrogates) {
+    double t = 0;
+    std::size_t n = 0;
+    for (const auto& row : rows)
+      for (const auto& r : cells.at(row).at(s).runs) {
+        t += r.fit_seconds;
+        ++n;
+      }
+    fmt::print(" | {:>22.2f}", n ? t / static_cast<double>(n) : 0.0);
+  }
+  fmt::print("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  detail::ensure_passive_openmp_wait();
+  const Args a = parse(argc, argv);
+  std::vector<std::string> paths;
+  for (const auto& k : a.kernels)
+    for (const auto& d : a.devices) paths.push_back((a.data / "benchmark_hub" / "cachefiles" / k / (d + ".json.gz")).string());
+  const auto t_load = Clock::now();
+  const Dataset data = Dataset::load(paths);
+  fmt::print("forecast_quality: {} spaces loaded in {:.1f} s; surrogates:", data.spaces().size(),
+             std::chrono::duration<double>(Clock::now() - t_load).count());
+  for (const auto& s : a.surrogates) fmt::print(" {}", s);
+  fmt::print(" (default = {})\n", default_surrogate_name());
+  nlohmann::json all = nlohmann::json::array();
+  const auto t0 = Clock::now();
+
+  if (a.interpolation) {
+    std::map<std::string, std::map<std::string, Cell>> cells;
+    std::vector<std::string> rows;
+    for (double f : a.fractions) {
+      const auto row = fmt::format("{:.0f}%", f * 100);
+      rows.push_back(row);
+      for (std::size_t seed = 0; seed < a.seeds; ++seed)
+        for (const auto& space : data.spaces()) {
+          EvaluationRun proto;
+          proto.protocol = "interpolate";
+          proto.target = space_label(space);
+          proto.seed = seed;
+          proto.train_fraction = f;
+          for (auto& [name, run] : evaluate_all(a, interpolation_split(space, f, seed), proto)) {
+            cells[row][name].runs.push_back(run);
+            all.push_back(to_json(run));
+          }
+        }
+      fmt::print("  interpolation {} done ({:.0f} s)\n", row, std::chrono::duration<double>(Clock::now() - t0).count());
+      std::fflush(stdout);
+    }
+    print_table(fmt::format("Interpolation: mean over {} spaces x {} seeds (Spearman / top-1% recall in predicted top-5%)",
+                            data.spaces().size(), a.seeds),
+                "train", rows, a.surrogates, cells);
+  }
+
+  if (a.transfer) {
+    std::map<std::string, std::map<std::string, Cell>> cells;
+    std::vector<std::string> rows;
+    for (std::size_t k : a.ks) {
+      const auto row = fmt::format("K={}", k);
+      rows.push_back(row);
+      for (std::size_t seed = 0; seed < a.transfer_seeds; ++seed)
+        for (const auto& target : data.spaces()) {
+          std::vector<const SpaceData*> train;
+          for (const auto& s : data.spaces())
+            if (&s != &target && s.kernel == target.kernel) train.push_back(&s);
+          EvaluationRun proto;
+          proto.protocol = "transfer-device";
+          proto.target = space_label(target);
+          proto.seed = seed;
+          proto.target_samples = k;
+          for (auto& [name, run] : evaluate_all(a, transfer_split(train, target, k, seed), proto)) {
+            cells[row][name].runs.push_back(run);
+            all.push_back(to_json(run));
+          }
+        }
+      fmt::print("  transfer {} done ({:.0f} s)\n", row, std::chrono::duration<double>(Clock::now() - t0).count());
+      std::fflush(stdout);
+    }
+    print_table(fmt::format("Transfer to an unseen device: mean over {} held-out spaces x {} seeds, trained on the other "
+                            "NVIDIA devices of the kernel + K target points",
+                            data.spaces().size(), a.transfer_seeds),
+                "target pts", rows, a.surrogates, cells);
+  }
+  fmt::print("\ntotal {:.0f} s\n", std::chrono::duration<double>(Clock::now() - t0).count());
+  if (!a.json.empty()) {
+    std::ofstream(a.json) << all.dump(1) << "\n";
+    fmt::print("runs written to {}\n", a.json);
+  }
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "forecast_quality: error: {}\n", e.what());
+  return 1;
+}
