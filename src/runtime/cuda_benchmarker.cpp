@@ -66,7 +66,7 @@ class Runner {
 
 class ProcessRunner final : public Runner {
  public:
-  explicit ProcessRunner(int ordinal) : m_worker(ordinal) {}
+  explicit ProcessRunner(int ordinal) : m_worker(ordinal) { m_worker.ensure_started(); }
   Measurement run(const Job& job, double timeout_s) override { return m_worker.run(job, timeout_s); }
   [[nodiscard]] bool has_reference(const std::string& set) const override { return m_worker.has_reference(set); }
 

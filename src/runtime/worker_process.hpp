@@ -29,6 +29,11 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
+  // Forks the child now if there is none (the benchmarker does this before it starts compile
+  // threads, so the first fork happens from a process with no threads of ours).
+  void ensure_started() {
+    if (m_pid <= 0) start();
+  }
   // Runs the job in the child (starting one if needed). Never throws for candidate faults.
   Measurement run(const Job& job, double timeout_s);
   // Reference sets this child holds (forgotten when the child is replaced).
