@@ -69,16 +69,24 @@ int thread_count(int requested) {
 struct XgboostSurrogate::State {
   detail::TabularBase base;
   std::vector<std::size_t> columns;  // encoder columns fed to the trees
+  std::vector<std::pair<std::size_t, std::size_t>> products;  // encoder column pairs multiplied
   std::shared_ptr<Booster> runtime;
   std::shared_ptr<Booster> failure;  // null: constant rate
   double failure_rate = 0;
   double q05 = 0, q95 = 0;
   mutable std::mutex predict_mutex;  // the C API's thread-safety differs across versions
 
+  [[nodiscard]] std::size_t width() const noexcept { return columns.size() + products.size(); }
   [[nodiscard]] std::vector<float> features(const std::vector<double>& x, std::size_t rows, std::size_t dim) const {
-    std::vector<float> out(rows * columns.size());
-    for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t j = 0; j < columns.size(); ++j) out[i * columns.size() + j] = static_cast<float>(x[i * dim + columns[j]]);
+    const std::size_t w = width();
+    std::vector<float> out(rows * w);
+    for (std::size_t i = 0; i < rows; ++i) {
+      const double* xi = x.data() + i * dim;
+      float* o = out.data() + i * w;
+      for (std::size_t j = 0; j < columns.size(); ++j) o[j] = static_cast<float>(xi[columns[j]]);
+      for (std::size_t j = 0; j < products.size(); ++j)
+        o[columns.size() + j] = static_cast<float>(xi[products[j].first] * xi[products[j].second]);
+    }
     return out;
   }
 };
@@ -111,10 +119,16 @@ void train(XgboostSurrogate::State& s, const XgboostOptions& o) {
   const auto& rows = s.base.rows;
   s.columns = s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
                                       FeatureRole::parameter_raw, FeatureRole::parameter_category, FeatureRole::feature});
+  s.products.clear();
+  if (o.pair_products) {
+    const auto raw = s.base.encoder.columns({FeatureRole::parameter_raw});
+    for (std::size_t i = 0; i < raw.size(); ++i)
+      for (std::size_t j = i + 1; j < raw.size(); ++j) s.products.emplace_back(raw[i], raw[j]);
+  }
   const auto ok = detail::ok_rows(rows);
   const auto y_all = s.base.norm.targets(rows);
   const auto x_all = s.features(rows.x, rows.rows(), rows.dim);
-  const std::size_t c = s.columns.size();
+  const std::size_t c = s.width();
   auto gather = [&](const std::vector<std::size_t>& idx, std::vector<float>& x, std::vector<float>& y) {
     x.resize(idx.size() * c);
     y.resize(idx.size());
@@ -195,7 +209,7 @@ std::vector<Forecast> XgboostSurrogate::predict(std::span<const Candidate> candi
   if (candidates.empty()) return {};
   const auto x = s.base.encoder.encode(candidates);
   const auto f = s.features(x, candidates.size(), s.base.encoder.dimension());
-  DMatrix d(f, candidates.size(), s.columns.size());
+  DMatrix d(f, candidates.size(), s.width());
   std::vector<double> mean, fail;
   {
     std::lock_guard lock(s.predict_mutex);
@@ -226,6 +240,12 @@ void XgboostSurrogate::save(ArchiveWriter& w) const {
   w.u64(o.encoder.max_one_hot);
   detail::save_base(w, s.base);
   w.f64s(std::vector<double>(s.columns.begin(), s.columns.end()));
+  w.u32(o.pair_products ? 1 : 0);
+  w.u64(s.products.size());
+  for (const auto& [a, b] : s.products) {
+    w.u64(a);
+    w.u64(b);
+  }
   w.bytes(s.runtime->save());
   w.u32(s.failure ? 1 : 0);
   if (s.failure) w.bytes(s.failure->save());
@@ -256,6 +276,16 @@ XgboostSurrogate XgboostSurrogate::load(ArchiveReader& r) {
     if (!(v >= 0) || v >= static_cast<double>(s->base.encoder.dimension())) r.fail("xgboost: feature column out of range");
     s->columns.push_back(static_cast<std::size_t>(v));
   }
+  o.pair_products = r.u32() != 0;
+  const auto np = r.u64();
+  const std::size_t dim = s->base.encoder.dimension();
+  if (np > dim * dim) r.fail("xgboost: implausible product count");
+  for (std::uint64_t i = 0; i < np; ++i) {
+    const auto a = r.u64(), b = r.u64();
+    if (a >= dim || b >= dim) r.fail("xgboost: product column out of range");
+    s->products.emplace_back(a, b);
+  }
+  out.m_options.pair_products = o.pair_products;
   s->runtime = load_booster(r, r.bytes());
   if (r.u32()) s->failure = load_booster(r, r.bytes());
   s->failure_rate = r.f64();

@@ -26,6 +26,9 @@ struct XgboostOptions {
   double colsample_bytree = 0.9;
   double lambda = 1.0;
   int failure_rounds = 100;
+  // Also feed the products of every pair of numeric parameters (threads per block, tile areas...):
+  // trees approximate a product with many splits, which few training points cannot afford.
+  bool pair_products = false;
   double holdout_fraction = 0.2;  // for the interval; 0: quantiles of training residuals
   std::uint64_t seed = 0;
   int threads = 0;  // 0: every core (std::thread::hardware_concurrency())
