@@ -110,7 +110,13 @@ SpaceData from_t4(T4File&& f) {
       params.push_back(std::move(p));
     }
   }
-  s.space = TuningSpace(std::move(params), {});
+  try {
+    s.space = TuningSpace(std::move(params), {});
+  } catch (const input_error&) {
+    throw;
+  } catch (const error& e) {
+    throw input_error(f.path, "results[0].configuration", e.what());
+  }
   s.observations.reserve(f.results.size());
   for (auto& r : f.results) {
     Observation o;

@@ -216,7 +216,13 @@ class CacheSax {
         params.push_back(std::move(p));
       }
     }
-    m_file.space = TuningSpace(std::move(params), {});
+    try {
+      m_file.space = TuningSpace(std::move(params), {});
+    } catch (const input_error&) {
+      throw;
+    } catch (const error& e) {
+      fail_at("tune_params_keys", e.what());  // e.g. a name given twice
+    }
     // Configs share the space's names (one vector for the whole file).
     const ParameterNames& shared = m_file.space.names();
     for (auto& e : m_file.entries) e.config = Config(shared, std::move(e.config.values()));

@@ -77,6 +77,10 @@ class T1Reader {
       out.space = TuningSpace(std::move(params), std::move(constraints));
     } catch (const expression_error& e) {
       fail("ConfigurationSpace.Conditions", e.what());
+    } catch (const input_error&) {
+      throw;
+    } catch (const error& e) {
+      fail("ConfigurationSpace.TuningParameters", e.what());  // e.g. a name given twice
     }
 
     // Kernel specification.

@@ -171,6 +171,9 @@ TEST_CASE("missing keys and wrong types") {
   const auto s = f.write("status.json", std::string(kHeader) + entry("16,1", "16", "1", "\"Exploded\"", "[]") + "}\n}");
   expect_input_error([&] { (void)read_kernel_tuner_cache(s); }, s, "cache[\"16,1\"].time", "Exploded");
 
+  const auto d = f.write("twice.json", "{\"tune_params_keys\": [\"a\", \"a\"], \"cache\": {}}");
+  expect_input_error([&] { (void)read_kernel_tuner_cache(d); }, d, "tune_params_keys", "twice");
+
   const auto t = f.write("keys.json", "{\"tune_params_keys\": 3, \"cache\": {}}");
   expect_input_error([&] { (void)read_kernel_tuner_cache(t); }, t, "tune_params_keys", "expected a list");
 }
