@@ -44,6 +44,8 @@ struct Args {
   std::string json;
   bool with_t4 = false;
   std::string pretrain_surrogate = "xgboost";
+  std::string online_surrogate = "default";
+  std::map<std::string, std::string> options;  // surrogate strategy options NAME=VALUE
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -79,6 +81,13 @@ Args parse(int argc, char** argv) {
     else if (k == "--json") a.json = value();
     else if (k == "--with-t4") a.with_t4 = true;
     else if (k == "--pretrain-surrogate") a.pretrain_surrogate = value();
+    else if (k == "--online-surrogate") a.online_surrogate = value();
+    else if (k == "--option") {
+      auto v = value();
+      auto eq = v.find('=');
+      if (eq == std::string::npos) throw invalid_argument_error(fmt::format("--option {}: expected NAME=VALUE", v));
+      a.options[v.substr(0, eq)] = v.substr(eq + 1);
+    }
     else throw invalid_argument_error(fmt::format("unknown argument {}", k));
   }
   return a;
@@ -92,6 +101,14 @@ struct Space {
 std::string device_of(const fs::path& p) {
   auto stem = p.filename().string();
   return stem.substr(0, stem.find(".json"));
+}
+
+// Pre-training uses the other devices of the same kernel and vendor: NVIDIA and AMD rank this
+// kernel's configurations differently (datasets README), and a model trained on both sends an
+// unseen NVIDIA device to AMD's optimum. Without a same-vendor device, every other one is used.
+bool same_vendor(const Space& a, const Space& b) {
+  if (!a.data->device || !b.data->device) return true;
+  return a.data->device->vendor == b.data->device->vendor;
 }
 
 // What each (space, strategy) run produced.
@@ -148,8 +165,12 @@ int main(int argc, char** argv) try {
       std::vector<Observation> train;
       for (const auto& s : spaces)
         if (s.kernel == t->kernel && !s.device.starts_with(t->device) && !t->device.starts_with(s.device) &&
-            !s.device.ends_with("_T4"))
+            !s.device.ends_with("_T4") && same_vendor(s, *t))
           train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
+      if (train.empty())
+        for (const auto& s : spaces)
+          if (s.kernel == t->kernel && s.file != t->file && !s.device.ends_with("_T4"))
+            train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
       AnySurrogate model;
       if (args.pretrain_surrogate == "xgboost" && xgboost_available()) {
         XgboostOptions o;
@@ -195,7 +216,14 @@ int main(int argc, char** argv) try {
         if (j.strategy == "surrogate+pretrained") {
           e.strategy = "surrogate";
           const AnySurrogate& base = pretrained.at(j.space);
-          e.settings.model_factory = [&base, seed = j.seed] { return make_search_model(base, "default", seed); };
+          e.settings.model_factory = [&base, &args, seed = j.seed] {
+            return make_search_model(base, args.online_surrogate, seed);
+          };
+          e.settings.options = args.options;
+        } else if (j.strategy == "surrogate") {
+          e.strategy = j.strategy;
+          e.settings.surrogate = args.online_surrogate;
+          e.settings.options = args.options;
         } else {
           e.strategy = j.strategy;
         }

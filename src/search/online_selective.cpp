@@ -6,6 +6,7 @@
 #include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/search/search_model.hpp"
@@ -15,7 +16,18 @@ namespace gpuforecast::search_detail {
 
 AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
   std::string k = kind;
-  if (k.empty() || k == "default") k = xgboost_available() ? "xgboost" : "ridge";
+  // k-nearest neighbours measured best inside searches from scratch (docs/search.md): it refits
+  // in milliseconds and, unlike trees, interpolates between the few points a search has.
+  if (k.empty() || k == "default") k = "knn";
+  if (k == "ensemble") {
+    // Trees and neighbours generalise differently; their disagreement is the spread that
+    // exploration feeds on.
+    std::vector<AnySurrogate> members;
+    if (xgboost_available()) members.push_back(make_search_surrogate("xgboost", seed));
+    members.push_back(make_surrogate("knn", seed));
+    if (members.size() == 1) members.push_back(make_surrogate("ridge", seed));
+    return AnyEnsemble(std::move(members));
+  }
   if (k == "xgboost" && xgboost_available()) {
     // Refitted every round on at most a few hundred rows: fewer, shallower trees than the
     // offline defaults, one thread (searches run side by side in benchmarks).

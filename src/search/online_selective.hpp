@@ -18,7 +18,7 @@
 namespace gpuforecast::search_detail {
 
 // A fresh surrogate of `kind` configured for use inside a search (small, fast refits):
-// "default" is XGBoost when built in, else ridge.
+// "default" is k-nearest neighbours; "ensemble" is XGBoost + knn.
 [[nodiscard]] AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed);
 
 // Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.

@@ -98,7 +98,9 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("crossover_fraction", o.crossover_fraction);
   r.read("mutation_rate", o.mutation_rate);
   r.read("parents", o.parents);
+  r.read("neighbourhood_parents", o.neighbourhood_parents);
   r.read("exploration_fraction", o.exploration_fraction);
+  r.read("explore_at_random", o.explore_at_random);
   r.read("puct", o.puct);
   r.read("puct_c", o.puct_c);
   r.read("max_p_fail", o.max_p_fail);

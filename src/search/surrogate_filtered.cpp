@@ -68,6 +68,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
 
   std::unordered_map<std::string, std::size_t> expansions;  // PUCT visit counts by key
   std::size_t stale_rounds = 0;
+  std::size_t stagnant_rounds = 0;  // rounds since the best improved
   while (!ctx.exhausted()) {
     learn();
     const std::size_t m = std::min(o.measurements_per_round, ctx.remaining());
@@ -123,6 +124,10 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
                                     ? static_cast<std::size_t>(o.crossover_fraction * static_cast<double>(pool))
                                     : 0;
     for (auto& c : sample_valid(ctx.space(), n_random, rng())) propose(std::move(c));
+    // Every single-parameter change of the best few: the model picks the local moves worth
+    // measuring, so no good step next to a good point goes unseen.
+    for (std::size_t p = 0; p < std::min(o.neighbourhood_parents, parents.size()); ++p)
+      for (auto& c : hamming_neighbours(ctx.space(), parents[p].config)) propose(std::move(c));
     if (have_parents) {
       std::size_t attempts = 0;
       const std::size_t target = proposals.size() + (pool - std::min(pool, n_random));
@@ -163,8 +168,10 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       std::vector<std::size_t> order(proposals.size());
       std::iota(order.begin(), order.end(), 0);
       std::vector<char> taken(proposals.size(), 0);
+        // Rounds without improvement shift the round toward exploration.
+      const double share = std::min(0.8, o.exploration_fraction * (1.0 + static_cast<double>(stagnant_rounds) / 2.0));
       const std::size_t n_explore =
-          m >= 2 ? static_cast<std::size_t>(std::floor(o.exploration_fraction * static_cast<double>(m) + 0.5)) : 0;
+          m >= 2 ? static_cast<std::size_t>(std::floor(share * static_cast<double>(m) + 0.5)) : 0;
       // Exploitation: the best expected cost among candidates unlikely to fail.
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return expected_cost(decisions[a]) < expected_cost(decisions[b]);
@@ -175,10 +182,14 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         chosen.push_back(proposals[i]);
         taken[i] = 1;
       }
-      // Exploration: deferred candidates with the best optimistic bound.
-      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return optimistic_bound(decisions[a]) < optimistic_bound(decisions[b]);
-      });
+      // Exploration: deferred candidates with the best optimistic bound, or drawn at random.
+      if (o.explore_at_random) {
+        std::shuffle(order.begin(), order.end(), rng);
+      } else {
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+          return optimistic_bound(decisions[a]) < optimistic_bound(decisions[b]);
+        });
+      }
       for (std::size_t i : order)
         if (chosen.size() < m && !taken[i] && decisions[i].defer) chosen.push_back(proposals[i]), taken[i] = 1;
       // Nothing deferred (or everything likely to fail): fill by expected cost.
@@ -188,7 +199,10 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       for (std::size_t i : order)
         if (chosen.size() < m && !taken[i]) chosen.push_back(proposals[i]), taken[i] = 1;
     }
+    const double best_before = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
     (void)ctx.evaluate(chosen);
+    const double best_after = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
+    stagnant_rounds = best_after < best_before ? 0 : stagnant_rounds + 1;
   }
   learn();
 }

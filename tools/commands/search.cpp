@@ -11,7 +11,13 @@
 
 #include "command_registry.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/report/svg_plot.hpp"
+#include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
+#include "gpuforecast/runtime/cuda_benchmarker.hpp"
+#endif
 #include "gpuforecast/search/strategy_registry.hpp"
 
 namespace {
@@ -28,6 +34,7 @@ struct SearchArgs {
   std::size_t seeds = 10;
   std::uint64_t first_seed = 1;
   std::string trace;
+  std::string plot;
   std::vector<std::string> options;
   bool json = false;
   bool no_progress = false;
@@ -52,60 +59,174 @@ std::string trace_path_for(const std::string& base, std::size_t run, std::size_t
   return fmt::format("{}.seed{}{}", base.substr(0, dot), run + 1, base.substr(dot));
 }
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Several strategies (comma-separated) run on the same data and seeds, side by side.
 void run_replay(const SearchArgs& a) {
   using namespace gpuforecast;
-  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1));
-  ReplayExperiment e;
-  e.data = data;
-  e.strategy = a.strategy;
-  e.settings.model_path = a.model;
-  e.settings.surrogate = a.surrogate;
-  e.settings.options = parse_options(a.options);
-  e.budget = a.budget;
-  e.budget_seconds = a.budget_seconds;
-  e.seeds = a.seeds;
-  e.first_seed = a.first_seed;
-  e.progress = !a.no_progress && !a.json;
-  if (!a.trace.empty()) e.trace_path = [&](std::size_t i) { return trace_path_for(a.trace, i, a.seeds); };
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
-  auto result = run_replay_experiment(e);
+  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1));
+  const auto strategies = split_list(a.strategy);
+  if (strategies.empty()) throw invalid_argument_error("--strategy: give at least one strategy");
+
+  struct Outcome {
+    std::string name;
+    ReplayResult result;
+  };
+  std::vector<Outcome> outcomes;
+  for (const auto& name : strategies) {
+    ReplayExperiment e;
+    e.data = data;
+    e.strategy = name;
+    if (name == "surrogate") e.settings.model_path = a.model;
+    e.settings.surrogate = a.surrogate;
+    e.settings.options = parse_options(a.options);
+    e.budget = a.budget;
+    e.budget_seconds = a.budget_seconds;
+    e.seeds = a.seeds;
+    e.first_seed = a.first_seed;
+    e.progress = !a.no_progress && !a.json;
+    if (!a.trace.empty())
+      e.trace_path = [&](std::size_t i) {
+        auto base = strategies.size() > 1 ? fmt::format("{}.{}", name, a.trace) : a.trace;
+        return trace_path_for(base, i, a.seeds);
+      };
+    outcomes.push_back({name, run_replay_experiment(e)});
+  }
+  const double optimum = outcomes.front().result.optimum_ms;
 
   std::vector<std::size_t> budgets;
   std::size_t longest = 0;
-  for (const auto& r : result.runs) longest = std::max(longest, r.trace.size());
+  for (const auto& o : outcomes)
+    for (const auto& r : o.result.runs) longest = std::max(longest, r.trace.size());
   for (std::size_t b : {25, 50, 100, 200})
-    if (a.budget == 0 || b <= a.budget) budgets.push_back(b);
-  if (a.budget > 0 && std::find(budgets.begin(), budgets.end(), a.budget) == budgets.end()) budgets.push_back(a.budget);
-  if (a.budget == 0 && longest > 0) budgets.push_back(longest);
-  auto summary = result.summary(budgets);
-  double cost = 0, wall = 0;
-  for (const auto& r : result.runs) cost += r.trace.total_cost_s(), wall += r.strategy_seconds;
-  cost /= static_cast<double>(result.runs.size());
-  wall /= static_cast<double>(result.runs.size());
+    if ((a.budget == 0 && b <= longest) || (a.budget > 0 && b <= a.budget)) budgets.push_back(b);
+  const std::size_t last = a.budget > 0 ? a.budget : longest;
+  if (last > 0 && std::find(budgets.begin(), budgets.end(), last) == budgets.end()) budgets.push_back(last);
+
+  if (!a.plot.empty()) {
+    SvgPlot plot(fmt::format("{} on {}: mean over {} seeds", data->kernel,
+                             data->device ? data->device->name : a.replay, a.seeds),
+                 "measurements", "fraction of optimum (best in data / best found)");
+    plot.size(720, 460).y_range(0, 1);
+    for (const auto& o : outcomes) {
+      std::vector<double> x, y;
+      const std::size_t n = o.result.runs.front().curve.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        double sum = 0;
+        for (const auto& r : o.result.runs) sum += r.curve[std::min(i, r.curve.size() - 1)];
+        x.push_back(static_cast<double>(i + 1));
+        y.push_back(sum / static_cast<double>(o.result.runs.size()));
+      }
+      plot.line(o.name == "surrogate" && !a.model.empty() ? "surrogate (pre-trained)" : o.name, x, y, {},
+                o.name == "random");
+    }
+    plot.save(a.plot);
+  }
 
   if (a.json) {
     nlohmann::json j;
     j["replay"] = a.replay;
     j["kernel"] = data->kernel;
     j["device"] = data->device ? data->device->name : std::string{};
-    j["strategy"] = a.strategy;
     j["model"] = a.model;
     j["seeds"] = a.seeds;
-    j["optimum_ms"] = result.optimum_ms;
-    j["mean_simulated_seconds"] = cost;
-    j["mean_wall_seconds"] = wall;
-    for (const auto& s : summary)
-      j["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}});
+    j["optimum_ms"] = optimum;
+    for (const auto& o : outcomes) {
+      double cost = 0, wall = 0;
+      for (const auto& r : o.result.runs) cost += r.trace.total_cost_s(), wall += r.strategy_seconds;
+      nlohmann::json js{{"strategy", o.name},
+                        {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
+                        {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
+      for (const auto& s : o.result.summary(budgets))
+        js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}});
+      j["strategies"].push_back(js);
+    }
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{} on {} ({}), optimum {:.4g} ms, {} seeds\n", a.strategy, data->kernel,
-             data->device ? data->device->name : a.replay, result.optimum_ms, a.seeds);
-  fmt::print("{:>13} {:>10} {:>10}\n", "measurements", "mean", "p10");
-  for (const auto& s : summary) fmt::print("{:>13} {:>10.3f} {:>10.3f}\n", s.budget, s.mean, s.p10);
-  fmt::print("fraction of optimum = best time in the data / stored time of the best found\n");
-  fmt::print("per run: {:.0f} simulated seconds of compiling and benchmarking, {:.2f} s wall\n", cost, wall);
+  fmt::print("{} ({}), optimum {:.4g} ms, {} seeds\n", data->kernel, data->device ? data->device->name : a.replay,
+             optimum, a.seeds);
+  fmt::print("fraction of optimum = best time in the data / stored time of the best configuration measured\n");
+  std::string header = fmt::format("{:>13}", "measurements");
+  for (const auto& o : outcomes) header += fmt::format(" {:>22}", fmt::format("{} mean (p10)", o.name));
+  fmt::print("{}\n", header);
+  std::vector<std::vector<BudgetSummary>> summaries;
+  for (const auto& o : outcomes) summaries.push_back(o.result.summary(budgets));
+  for (std::size_t i = 0; i < budgets.size(); ++i) {
+    std::string row = fmt::format("{:>13}", budgets[i]);
+    for (const auto& s : summaries) row += fmt::format(" {:>22}", fmt::format("{:.3f} ({:.3f})", s[i].mean, s[i].p10));
+    fmt::print("{}\n", row);
+  }
+  for (const auto& o : outcomes) {
+    double cost = 0, wall = 0;
+    for (const auto& r : o.result.runs) cost += r.trace.total_cost_s(), wall += r.strategy_seconds;
+    const auto n = static_cast<double>(o.result.runs.size());
+    fmt::print("{}: {:.0f} simulated s of compiling and benchmarking per run, {:.2f} s of wall time\n", o.name, cost / n,
+               wall / n);
+  }
 }
+
+#if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
+void live_search(const SearchArgs& a) {
+  using namespace gpuforecast;
+  const T1File t1 = read_t1(a.kernel);
+  if (t1.kernel.source.empty())
+    throw input_error(a.kernel, "KernelFile", "the kernel source named by KernelFile was not found beside the spec");
+  CudaBenchmarkerOptions options;
+  options.seed = a.first_seed;
+  CudaBenchmarker bench(options);  // throws cuda_error with a clear message without a GPU
+  if (bench.devices().empty()) throw cuda_error("no CUDA device found");
+  Candidate prototype;
+  prototype.kernel = t1.kernel.benchmark_name;
+  prototype.problem_size = t1.kernel.problem_size;
+  prototype.device = std::make_shared<const Device>(bench.devices().front());
+  prototype.spec = std::make_shared<const KernelSpec>(t1.kernel);
+  const auto strategies = split_list(a.strategy);
+  if (strategies.size() != 1) throw invalid_argument_error("live search runs one --strategy at a time");
+  StrategySettings settings;
+  settings.seed = a.first_seed;
+  settings.model_path = a.model;
+  settings.surrogate = a.surrogate;
+  settings.options = parse_options(a.options);
+  auto strategy = make_strategy(strategies.front(), settings);
+  SearchContextOptions context_options;
+  context_options.progress = !a.no_progress && !a.json;
+  context_options.label = fmt::format("{} on {}", strategies.front(), prototype.device->name);
+  SearchContext ctx(t1.space, prototype, std::move(bench), Budget{a.budget, a.budget_seconds}, context_options);
+  strategy.run(ctx);
+  if (!a.trace.empty()) write_trace_t4(ctx.trace(), a.trace);
+  const TraceEntry* best = ctx.best();
+  std::size_t failed = 0;
+  for (const auto& e : ctx.trace().entries()) failed += e.measurement.ok() ? 0 : 1;
+  if (a.json) {
+    nlohmann::json j{{"kernel", a.kernel}, {"device", prototype.device->name}, {"strategy", strategies.front()},
+                     {"measurements", ctx.trace().size()}, {"failed", failed},
+                     {"seconds", ctx.trace().total_cost_s()}};
+    if (best) j["best"] = {{"config", best->config.to_string()}, {"median_ms", best->measurement.median_ms},
+                           {"found_at", best->index}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{} on {}: {} measurements ({} failed), {:.1f} s of compiling and measuring\n", strategies.front(),
+             prototype.device->name, ctx.trace().size(), failed, ctx.trace().total_cost_s());
+  if (best)
+    fmt::print("best: {:.4g} ms [{}], found at measurement {}\n", best->measurement.median_ms, best->config.to_string(),
+               best->index);
+  else
+    fmt::print("no configuration ran successfully\n");
+}
+#endif
 
 // Live mode: the same strategies, measuring on the GPU through the CUDA benchmarker.
 void run_live(const SearchArgs& a) {
@@ -128,7 +249,8 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--t1", args->t1, "T1 file whose Conditions constrain the replayed space (found next to the data by default)");
   std::string names;
   for (const auto& n : gpuforecast::strategy_names()) names += (names.empty() ? "" : "|") + n;
-  cmd->add_option("--strategy", args->strategy, names)->capture_default_str();
+  cmd->add_option("--strategy", args->strategy, names + " (several, comma-separated, run side by side)")
+      ->capture_default_str();
   cmd->add_option("--model", args->model, "pre-trained selective model file for the surrogate strategy");
   cmd->add_option("--surrogate", args->surrogate, "surrogate trained online when no --model is given")->capture_default_str();
   cmd->add_option("--budget", args->budget, "measurements per run (0: no count limit)")->capture_default_str();
@@ -136,6 +258,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--seeds", args->seeds, "runs, with seeds first-seed, first-seed + 1, ...")->capture_default_str();
   cmd->add_option("--first-seed", args->first_seed)->capture_default_str();
   cmd->add_option("--trace", args->trace, "write each run's trace in T4 format (.seedN inserted for several seeds)");
+  cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");

@@ -16,7 +16,7 @@
 
 namespace gpuforecast {
 
-// online_kind: "default" (XGBoost when built in, else ridge), "xgboost", "ridge", "knn", ...
+// online_kind: "default" (k-nearest neighbours), "knn", "xgboost", "ridge", "ensemble" (XGBoost + knn)
 [[nodiscard]] SelectiveModel make_search_model(const std::string& online_kind = "default", std::uint64_t seed = 0);
 [[nodiscard]] SelectiveModel make_search_model(AnySurrogate pretrained, const std::string& online_kind = "default",
                                                std::uint64_t seed = 0,

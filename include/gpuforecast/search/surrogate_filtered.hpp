@@ -25,7 +25,15 @@ struct SurrogateFilteredOptions {
   double crossover_fraction = 0.3;   // share bred by uniform crossover of two parents
   double mutation_rate = 0.25;       // per parameter, to a neighbouring value (at least one moves)
   std::size_t parents = 8;           // parents are drawn from this many best measured configs
-  double exploration_fraction = 0.2; // share of a round's measurements for deferred candidates
+  // Every single-parameter change of this many best configurations joins the proposals.
+  std::size_t neighbourhood_parents = 3;
+  // Share of a round's measurements for deferred candidates; it grows by half of itself per
+  // round without improvement (at most 0.8), so a search stuck near one optimum looks further.
+  double exploration_fraction = 0.2;
+  // Exploration draws deferred candidates at random (true) or by their optimistic bound; random
+  // measured better on the shared spaces (docs/search.md): the bound keeps exploring next to
+  // the known good region, where the model is already least wrong.
+  bool explore_at_random = true;
   // PUCT parent choice (as in the study): a parent's score is its quality (best / its time)
   // plus puct_c * prior * sqrt(total expansions) / (1 + its expansions); off: rank-weighted.
   bool puct = false;
