@@ -114,6 +114,7 @@ struct MeasureArgs {
   double max_seconds = 1;
   double width = 0.01;
   bool in_process = false;
+  std::size_t top = 0;
 };
 
 void measure(const MeasureArgs& a) {
@@ -145,13 +146,23 @@ void measure(const MeasureArgs& a) {
   const auto ms = bench.measure(candidates);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::map<Status, int> counts;
+  std::string header;
+  for (const auto& p : t1.space.parameters()) header += (header.empty() ? "" : ",") + p.name;
+  fmt::print("parameters: {}\n", header);
   fmt::print("{:<60} {:>14} {:>10} {:>21} {:>8} {:>10}\n", "configuration", "status", "median ms", "95% CI of median",
              "samples", "compile ms");
+  std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < ms.size(); ++i) {
+    ++counts[ms[i].status];
+    if (a.top == 0 || ms[i].ok()) rows.push_back(i);
+  }
+  if (a.top > 0) {  // the fastest successful configurations only
+    std::sort(rows.begin(), rows.end(), [&](auto x, auto y) { return ms[x].median_ms < ms[y].median_ms; });
+    if (rows.size() > a.top) rows.resize(a.top);
+  }
+  for (const std::size_t i : rows) {
     const auto& m = ms[i];
-    ++counts[m.status];
-    std::string cfg = configs[i].to_string();
-    if (cfg.size() > 60) cfg = cfg.substr(0, 57) + "...";
+    std::string cfg = configs[i].key();  // values in parameter order, Kernel Tuner's cache key
     fmt::print("{:<60} {:>14} {:>10.4f} {:>10.4f}-{:<10.4f} {:>8} {:>10.1f}\n", cfg, to_string(m.status), m.median_ms,
                m.ci_low_ms, m.ci_high_ms, m.samples_ms.size(), m.compile_ms);
   }
@@ -233,6 +244,7 @@ const gpuforecast::cli::RegisterCommand reg_measure{"measure", [](CLI::App& app)
   cmd->add_option("--max-seconds", args->max_seconds, "time cap per configuration");
   cmd->add_option("--width", args->width, "stop when the 95% CI of the median is within +-width");
   cmd->add_flag("--in-process", args->in_process, "no worker processes (a hang cannot be recovered)");
+  cmd->add_option("--top", args->top, "print only the N fastest successful configurations");
   cmd->callback([args] { measure(*args); });
 #else
   cmd->callback([] { no_runtime(); });
