@@ -110,7 +110,10 @@ TEST_CASE("knn surrogate") {
 #if GPUFORECAST_HAVE_XGBOOST
 TEST_CASE("xgboost surrogate") {
   REQUIRE(xgboost_available());
-  check_surrogate(XgboostSurrogate(), 0.9);
+  XgboostOptions quick;  // fewer rounds keep the test fast; the defaults are measured in benchmarks/
+  quick.rounds = 150;
+  quick.eta = 0.1;
+  check_surrogate(XgboostSurrogate(quick), 0.9);
   // Seeded: the same seed gives the same model.
   const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
   XgboostOptions o;
