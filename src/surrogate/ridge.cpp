@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -23,6 +24,23 @@ struct RidgeSurrogate::State {
   double intercept = 0;
   double lambda = 0;
   double q05 = 0, q95 = 0;                   // leave-one-out residual quantiles
+  // Range of the normalised training targets: a linear model far outside its data (an unseen
+  // kernel's parameters encode as 0) can extrapolate to absurd times, so forecasts are clamped
+  // to the range widened by its own width on each side.
+  double y_low = 0, y_high = 0;
+  void set_range() {
+    const auto y = base.norm.targets(base.rows);
+    y_low = std::numeric_limits<double>::infinity();
+    y_high = -y_low;
+    for (double v : y)
+      if (v == v) {
+        y_low = std::min(y_low, v);
+        y_high = std::max(y_high, v);
+      }
+    const double w = std::max(y_high - y_low, 1.0);
+    y_low -= w;
+    y_high += w;
+  }
   detail::Logistic failure;
 
   [[nodiscard]] std::size_t expanded_width() const {
@@ -121,6 +139,7 @@ void train(RidgeSurrogate::State& s, const RidgeOptions& o) {
   std::vector<double> failed(rows.rows());
   for (std::size_t i = 0; i < rows.rows(); ++i) failed[i] = rows.ok(i) ? 0.0 : 1.0;
   s.failure.fit(z_all, s.input.columns.size(), failed, o.logistic_lambda);
+  s.set_range();
 }
 
 }  // namespace
@@ -158,7 +177,7 @@ std::vector<Forecast> RidgeSurrogate::predict(std::span<const Candidate> candida
   std::vector<RowPrediction> rows(candidates.size());
   const std::size_t b = s.input.columns.size();
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double m = mean(static_cast<Eigen::Index>(i));
+    const double m = std::clamp(mean(static_cast<Eigen::Index>(i)), s.y_low, s.y_high);
     rows[i] = {m, m + s.q05, m + s.q95, s.failure.predict(z.data() + i * b, b)};
   }
   return detail::to_forecasts(candidates, s.base.norm, rows);
@@ -214,6 +233,7 @@ RidgeSurrogate RidgeSurrogate::load(ArchiveReader& r) {
   s->q05 = r.f64();
   s->q95 = r.f64();
   s->failure = detail::Logistic::load(r, s->input.columns.size());
+  s->set_range();
   out.m_state = std::move(s);
   return out;
 }
