@@ -4,7 +4,7 @@
 //   transformer_tuning [--fractions 0.02,0.1] [--seeds 2] [--spaces convolution_milo/A100,...]
 //                      [--width 32] [--depth 2] [--heads 4] [--epochs E] [--max-steps S]
 //                      [--min-steps S] [--lr X] [--rank-weight X] [--batch B] [--ffn M]
-//                      [--patience P] [--val F] [--threads T]
+//                      [--patience P] [--val F] [--threads T] [--wd X] [--model-seed S]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   int seeds = 2;
   std::vector<std::string> spaces{"convolution_milo/A100", "dedispersion_milo/A100"};
   TransformerOptions opt;
+  std::uint64_t model_seed = 0;  // added to the split seed
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--fractions") {
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
     else if (k == "--val") opt.validation_fraction = std::stod(v);
     else if (k == "--threads") opt.threads = std::stoi(v);
     else if (k == "--wd") opt.weight_decay = std::stod(v);
+    else if (k == "--model-seed") model_seed = std::stoull(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -124,7 +126,7 @@ int main(int argc, char** argv) {
       for (int seed = 0; seed < seeds; ++seed) {
         const auto split = ds.split_random(f, static_cast<std::uint64_t>(seed), false);
         TransformerOptions o = opt;
-        o.seed = static_cast<std::uint64_t>(seed);
+        o.seed = static_cast<std::uint64_t>(seed) + model_seed;
         TransformerSurrogate model(o);
         const auto t0 = std::chrono::steady_clock::now();
         model.fit(split.train);

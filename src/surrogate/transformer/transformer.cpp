@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -55,13 +57,19 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
     fail_head = register_module("fail_head", torch::nn::Linear(d, 1));
     bin_head = register_module("bin_head", torch::nn::Sequential(torch::nn::Linear(3 * d + 1, d), torch::nn::GELU(),
                                                                  torch::nn::Linear(d, speedup_bin_count)));
-    // Small embeddings: hashed vocabularies are mostly unused rows.
+    // The value projection is modulated per name (a cheap form of FT-Transformer's per-feature
+    // embedding): without it, block_size_x=16 and tile_size_x=16 embed almost identically and
+    // small models often fail to start learning.
+    name_in = register_module("name_in", torch::nn::Embedding(tr::name_vocab, tr::numeric_width));
+    name_out = register_module("name_out", torch::nn::Embedding(tr::name_vocab, d));
     torch::NoGradGuard ng;
-    for (auto* e : {&type_emb, &name_emb, &cat_emb}) (*e)->weight.normal_(0.0, 0.1);
+    name_in->weight.normal_(0.0, 0.3);
+    name_out->weight.normal_(0.0, 0.3);
   }
 
   Tensor embed(const Tensor& type, const Tensor& name, const Tensor& cat, const Tensor& num) {
-    return type_emb(type) + name_emb(name) + cat_emb(cat) + num_proj->forward(num);
+    const Tensor value = num_proj->forward(num * (1.0 + name_in(name))) * (1.0 + name_out(name));
+    return type_emb(type) + name_emb(name) + cat_emb(cat) + value;
   }
 
   // [CLS] output: [B, d]. The context (device, kernel, problem, source tokens) is encoded once
@@ -78,7 +86,8 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
       if (pad.defined()) mask = torch::cat({pad, torch::zeros({b, 1}, torch::kBool)}, 1);
     }
     Tensor y = encoder->forward(x, {}, mask);
-    return final_norm(y[0]);
+    // [CLS] plus the mean of all outputs: pooling gives every token a direct gradient path.
+    return final_norm(y[0] + y.mean(0));
   }
 
   // Ordered quantiles q05 <= q50 <= q95 in normalised log-time units: [B, 3].
@@ -96,7 +105,7 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
   }
 
   TransformerOptions opt;
-  torch::nn::Embedding type_emb{nullptr}, name_emb{nullptr}, cat_emb{nullptr};
+  torch::nn::Embedding type_emb{nullptr}, name_emb{nullptr}, cat_emb{nullptr}, name_in{nullptr}, name_out{nullptr};
   torch::nn::Sequential num_proj{nullptr};
   torch::nn::TransformerEncoder encoder{nullptr};
   torch::nn::Linear ctx_proj{nullptr};
@@ -408,7 +417,9 @@ struct TransformerSurrogate::Impl {
       std::vector<std::int64_t> all(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
       std::shuffle(all.begin(), all.end(), rng);
-      const auto n_val = (val_fraction > 0 && n >= 30) ? static_cast<std::size_t>(val_fraction * static_cast<double>(n)) : 0;
+      // Early stopping on a handful of points is noise that also costs training data: small
+      // groups train on everything for the fixed schedule.
+      const auto n_val = (val_fraction > 0 && n >= 200) ? static_cast<std::size_t>(val_fraction * static_cast<double>(n)) : 0;
       g.val.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n_val));
       g.train.assign(all.begin() + static_cast<std::ptrdiff_t>(n_val), all.end());
       out.push_back(std::move(g));
@@ -433,6 +444,7 @@ struct TransformerSurrogate::Impl {
     double best = std::numeric_limits<double>::infinity();
     std::vector<Tensor> best_state;
     int since_best = 0;
+    static const bool trace = std::getenv("GPUFORECAST_TRANSFORMER_TRACE") != nullptr;  // diagnostics
     net->train();
     for (int step = 0; step < steps; ++step) {
       double lr_now = lr;
@@ -459,6 +471,7 @@ struct TransformerSurrogate::Impl {
       rep.steps = step + 1;
       if (any_val && ((step + 1) % check_every == 0 || step + 1 == steps)) {
         const double v = validation_loss(groups);
+        if (trace) std::fprintf(stderr, "step %d lr %.2e train %.4f val %.4f\n", step + 1, lr_now, loss.item<double>(), v);
         net->train();
         if (v < best) {
           best = v;
