@@ -98,14 +98,7 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-std::vector<std::string> ensemble_members() {
-  const auto names = surrogate_names();
-  std::vector<std::string> m;
-  for (const char* n : {"xgboost", "knn", "transformer"})
-    if (std::find(names.begin(), names.end(), n) != names.end()) m.emplace_back(n);
-  if (m.size() == 1) m.emplace_back("ridge");
-  return m;
-}
+std::vector<std::string> ensemble_members() { return ensemble_member_names(); }
 
 struct Cell {
   std::vector<EvaluationRun> runs;

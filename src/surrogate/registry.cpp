@@ -26,20 +26,23 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 AnySurrogate make_ensemble(std::uint64_t seed) {
-  // Members that disagree in how they generalise: trees split on raw values, neighbours
-  // interpolate in log space, the transformer (when built) shares what devices have in common.
   std::vector<AnySurrogate> members;
-#if GPUFORECAST_HAVE_XGBOOST
-  members.push_back(make_surrogate("xgboost", seed));
-#endif
-  members.push_back(make_surrogate("knn", seed));
-#if GPUFORECAST_HAVE_TORCH
-  members.push_back(make_surrogate("transformer", seed));
-#endif
-  if (members.size() == 1) members.push_back(make_surrogate("ridge", seed));
+  for (const auto& m : ensemble_member_names()) members.push_back(make_surrogate(m, seed));
   return AnyEnsemble(std::move(members));
 }
 }  // namespace
+
+std::vector<std::string> ensemble_member_names() {
+#if GPUFORECAST_HAVE_XGBOOST && GPUFORECAST_HAVE_TORCH
+  return {"xgboost", "transformer"};
+#elif GPUFORECAST_HAVE_XGBOOST
+  return {"xgboost", "knn"};
+#elif GPUFORECAST_HAVE_TORCH
+  return {"ridge", "transformer"};
+#else
+  return {"ridge", "knn"};
+#endif
+}
 
 std::vector<std::string> surrogate_names() {
   std::vector<std::string> names{"ridge", "knn"};

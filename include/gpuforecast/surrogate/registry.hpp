@@ -16,6 +16,10 @@ namespace gpuforecast {
 [[nodiscard]] AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed = 0);
 // Names make_surrogate accepts in this build (without "default").
 [[nodiscard]] std::vector<std::string> surrogate_names();
+// Members of "ensemble" in this build, each made with the ensemble's seed: xgboost and the
+// transformer when libtorch is built in (knn measured as a drag on xgboost, see
+// docs/surrogates.md), otherwise xgboost and knn (ridge stands in for a missing xgboost).
+[[nodiscard]] std::vector<std::string> ensemble_member_names();
 // What "default" means in this build; chosen from benchmarks/forecast_quality (docs/surrogates.md).
 [[nodiscard]] std::string default_surrogate_name();
 // Rebuilds a saved surrogate of the given kind (the inverse of AnySurrogate::save).
