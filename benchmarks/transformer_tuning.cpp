@@ -5,12 +5,14 @@
 //                      [--width 32] [--depth 2] [--heads 4] [--epochs E] [--max-steps S]
 //                      [--min-steps S] [--lr X] [--rank-weight X] [--batch B] [--ffn M]
 //                      [--patience P] [--val F] [--threads T] [--wd X] [--model-seed S]
+//   transformer_tuning --transfer dedispersion_milo/A100,... [--k 0,20,100]   (unseen device)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -81,6 +83,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> spaces{"convolution_milo/A100", "dedispersion_milo/A100"};
   TransformerOptions opt;
   std::uint64_t model_seed = 0;  // added to the split seed
+  std::vector<std::string> transfer;
+  std::vector<int> ks{0, 20, 100};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--fractions") {
@@ -103,6 +107,11 @@ int main(int argc, char** argv) {
     else if (k == "--threads") opt.threads = std::stoi(v);
     else if (k == "--wd") opt.weight_decay = std::stod(v);
     else if (k == "--model-seed") model_seed = std::stoull(v);
+    else if (k == "--transfer") transfer = split_list(v);  // kernel/DEVICE targets, e.g. dedispersion_milo/A100
+    else if (k == "--k") {
+      ks.clear();
+      for (auto& x : split_list(v)) ks.push_back(std::stoi(x));
+    }
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -113,8 +122,55 @@ int main(int argc, char** argv) {
   std::printf("width=%d depth=%d heads=%d ffn=%d epochs=%d steps=[%d,%d] lr=%g rank=%g batch=%d\n", opt.width,
               opt.depth, opt.heads, opt.ffn_multiplier, opt.epochs, opt.min_steps, opt.max_steps, opt.lr,
               opt.rank_weight, opt.batch_size);
-  std::printf("%-28s %6s %4s %9s %9s %7s %6s %10s\n", "space", "frac", "seed", "spearman", "top1%rec", "fit_s",
-              "steps", "fc/s");
+  if (!transfer.empty()) {
+    // Unseen device: train on the other NVIDIA devices of the kernel plus K target points.
+    std::printf("%-28s %5s %9s %9s %7s %6s\n", "target", "K", "spearman", "top1%rec", "fit_s", "steps");
+    for (const auto& t : transfer) {
+      const auto kernel = t.substr(0, t.find('/'));
+      const auto target = t.substr(t.find('/') + 1);
+      std::vector<std::string> paths;
+      for (const char* d : {"A100", "A4000", "A6000"})
+        paths.push_back(data + "/benchmark_hub/cachefiles/" + kernel + "/" + d + ".json.gz");
+      const auto ds = Dataset::load(paths);
+      std::string target_name;
+      for (const auto& sp : ds.spaces())
+        if (sp.path.find("/" + target + ".json") != std::string::npos) target_name = sp.device->name;
+      const auto split = ds.split_by_device(target_name, false);
+      for (int k : ks) {
+        std::vector<Observation> train = split.train;
+        std::vector<std::size_t> order(split.test.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::mt19937_64 rng(model_seed);
+        std::shuffle(order.begin(), order.end(), rng);
+        std::vector<char> used(split.test.size(), 0);
+        for (int i = 0; i < k; ++i) {
+          train.push_back(split.test[order[static_cast<std::size_t>(i)]]);
+          used[order[static_cast<std::size_t>(i)]] = 1;
+        }
+        TransformerOptions o = opt;
+        o.seed = model_seed;
+        TransformerSurrogate model(o);
+        const auto t0 = std::chrono::steady_clock::now();
+        model.fit(train);
+        const double fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::vector<Candidate> test;
+        std::vector<double> truth;
+        for (std::size_t i = 0; i < split.test.size(); ++i)
+          if (!used[i] && split.test[i].measurement.ok()) {
+            test.push_back(split.test[i].candidate);
+            truth.push_back(split.test[i].measurement.median_ms);
+          }
+        std::vector<double> pred;
+        for (const auto& x : model.predict(test)) pred.push_back(x.median_ms);
+        std::printf("%-28s %5d %9.4f %9.3f %7.2f %6d\n", t.c_str(), k, spearman(truth, pred), top_recall(truth, pred),
+                    fit_s, model.last_training().steps);
+        std::fflush(stdout);
+      }
+    }
+    return 0;
+  }
+  std::printf("%-28s %6s %4s %9s %9s %7s %6s %10s %9s %8s\n", "space", "frac", "seed", "spearman", "top1%rec", "fit_s",
+              "steps", "fc/s", "update_s", "p50_ms");
   double sum_rho = 0, sum_rec = 0;
   int count = 0;
   for (const auto& s : spaces) {
@@ -145,12 +201,28 @@ int main(int argc, char** argv) {
         const auto whole = model.predict(all);
         const double per_s = static_cast<double>(whole.size()) /
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        // update() inside a search: 100 new measurements.
+        std::vector<Observation> fresh(split.test.begin(),
+                                       split.test.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(100, split.test.size())));
+        TransformerSurrogate online = model;
+        const auto t2 = std::chrono::steady_clock::now();
+        online.update(fresh);
+        const double update_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+        // Single-candidate latency (median of 50 calls).
+        std::vector<double> lat;
+        for (std::size_t i = 0; i < 50 && i < test.size(); ++i) {
+          const std::vector<Candidate> one{test[i]};
+          const auto t3 = std::chrono::steady_clock::now();
+          (void)model.predict(one);
+          lat.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t3).count());
+        }
+        std::sort(lat.begin(), lat.end());
         const double rho = spearman(truth, pred), rec = top_recall(truth, pred);
         sum_rho += rho;
         sum_rec += rec;
         ++count;
-        std::printf("%-28s %6.3f %4d %9.4f %9.3f %7.2f %6d %10.0f\n", s.c_str(), f, seed, rho, rec, fit_s,
-                    model.last_training().steps, per_s);
+        std::printf("%-28s %6.3f %4d %9.4f %9.3f %7.2f %6d %10.0f %9.3f %8.2f\n", s.c_str(), f, seed, rho, rec, fit_s,
+                    model.last_training().steps, per_s, update_s, lat.empty() ? 0.0 : lat[lat.size() / 2]);
         std::fflush(stdout);
       }
     }

@@ -57,7 +57,7 @@ struct TransformerOptions {
   int max_source_tokens = 64;
   // Inference and online updates.
   int inference_batch = 2048;
-  int update_steps = 40;       // optimiser steps per update()
+  int update_steps = 20;       // optimiser steps per update()
   double update_lr = 1e-3;
   int update_buffer = 512;     // most recent observations replayed by update()
 };
