@@ -114,6 +114,16 @@ void train(KnnSurrogate::State& s, const KnnOptions& o) {
   const auto& enc = s.base.encoder;
   s.input.fit(s.base.rows, enc.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
                                         FeatureRole::parameter_log, FeatureRole::parameter_category, FeatureRole::feature}));
+  // The device's numbers move together (a device is one thing, not eleven): all of them count
+  // as much as one parameter in distances, or the same configuration on another device would
+  // always look farther than any configuration of the same device.
+  std::size_t device_columns = 0;
+  for (std::size_t j = 0; j < s.input.columns.size(); ++j)
+    if (enc.roles()[s.input.columns[j]] == FeatureRole::device && s.input.scale[j] > 0) ++device_columns;
+  if (device_columns > 1)
+    for (std::size_t j = 0; j < s.input.columns.size(); ++j)
+      if (enc.roles()[s.input.columns[j]] == FeatureRole::device)
+        s.input.scale[j] /= std::sqrt(static_cast<double>(device_columns));
   prepare(s);
   // Choose k and calibrate the interval on leave-one-out neighbourhoods of a sample of ok rows.
   std::vector<std::size_t> sample = s.ok;
