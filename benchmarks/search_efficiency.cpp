@@ -174,8 +174,9 @@ int main(int argc, char** argv) try {
       AnySurrogate model;
       if (args.pretrain_surrogate == "xgboost" && xgboost_available()) {
         XgboostOptions o;
-        o.rounds = 250;
-        o.eta = 0.1;
+        // Fewer, larger steps than the offline default: 16 models are trained per run.
+        o.rounds = 80;
+        o.eta = 0.2;
         o.threads = static_cast<int>(args.threads);
         o.seed = 1;
         model = XgboostSurrogate(o);

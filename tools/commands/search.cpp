@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,7 +100,12 @@ void run_replay(const SearchArgs& a) {
     e.progress = !a.no_progress && !a.json;
     if (!a.trace.empty())
       e.trace_path = [&](std::size_t i) {
-        auto base = strategies.size() > 1 ? fmt::format("{}.{}", name, a.trace) : a.trace;
+        // Several strategies: trace.json -> random.trace.json, in the same folder.
+        std::string base = a.trace;
+        if (strategies.size() > 1) {
+          const std::filesystem::path p(a.trace);
+          base = (p.parent_path() / (name + "." + p.filename().string())).string();
+        }
         return trace_path_for(base, i, a.seeds);
       };
     outcomes.push_back({name, run_replay_experiment(e)});
@@ -185,7 +192,15 @@ void live_search(const SearchArgs& a) {
     throw input_error(a.kernel, "KernelFile", "the kernel source named by KernelFile was not found beside the spec");
   CudaBenchmarkerOptions options;
   options.seed = a.first_seed;
-  CudaBenchmarker bench(options);  // throws cuda_error with a clear message without a GPU
+  std::optional<CudaBenchmarker> opened;
+  try {
+    opened.emplace(options);
+  } catch (const cuda_error& e) {
+    throw cuda_error(fmt::format("live search needs a CUDA GPU and its driver ({}); replay recorded measurements "
+                                 "with --replay FILE instead",
+                                 e.what()));
+  }
+  CudaBenchmarker bench = std::move(*opened);
   if (bench.devices().empty()) throw cuda_error("no CUDA device found");
   Candidate prototype;
   prototype.kernel = t1.kernel.benchmark_name;
