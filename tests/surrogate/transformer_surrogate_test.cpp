@@ -2,12 +2,14 @@
 // behaviour, benchmarks/transformer_tuning and forecast_quality measure quality).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "support/data.hpp"
@@ -246,4 +248,37 @@ TEST_CASE("transformer: the reinforcement stage runs for every reward and keeps 
     for (const auto& p : copy.predict_bins(ref, c))
       CHECK(std::accumulate(p.begin(), p.end(), 0.0) == Approx(1.0).epsilon(1e-4));
   }
+}
+
+TEST_CASE("transformer: launch geometry from a T1 spec and CUDA source tokens") {
+  const std::vector<std::string> paths{test::cache_file("convolution_milo", "A100").string()};
+  const auto ds = Dataset::load(paths);
+  const auto t1 = read_t1(test::t1_file("convolution_milo").string());
+  auto spec = std::make_shared<KernelSpec>(t1.kernel);
+  spec->source = "__global__ void convolution_kernel(float* out, const float* in) {\n"
+                 "  // comment\n  int x = blockIdx.x * block_size_x + threadIdx.x; out[x] = in[x] * 2.0f;\n}\n";
+  std::vector<Observation> obs;
+  for (std::size_t i = 0; i < ds.spaces().front().observations.size() && obs.size() < 300; i += 7) {
+    obs.push_back(ds.spaces().front().observations[i]);
+    obs.back().candidate.spec = spec;
+  }
+  TransformerOptions o = small_options();
+  o.min_steps = o.max_steps = 20;
+  o.source_tokens = true;
+  TransformerSurrogate s(o);
+  s.fit(obs);
+  std::vector<Candidate> with, without;
+  for (std::size_t i = 0; i < 20; ++i) {
+    with.push_back(obs[i].candidate);
+    without.push_back(obs[i].candidate);
+    without.back().spec.reset();
+  }
+  const auto a = s.predict(with), b = s.predict(without);
+  bool differs = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(std::isfinite(a[i].median_ms));
+    REQUIRE(std::isfinite(b[i].median_ms));
+    differs = differs || a[i].median_ms != b[i].median_ms;
+  }
+  CHECK(differs);  // geometry and source tokens reach the model
 }
