@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
     else if (k == "--val") opt.validation_fraction = std::stod(v);
     else if (k == "--threads") opt.threads = std::stoi(v);
     else if (k == "--wd") opt.weight_decay = std::stod(v);
+    else if (k == "--infer-batch") opt.inference_batch = std::stoi(v);
     else if (k == "--model-seed") model_seed = std::stoull(v);
     else if (k == "--transfer") transfer = split_list(v);  // kernel/DEVICE targets, e.g. dedispersion_milo/A100
     else if (k == "--k") {
