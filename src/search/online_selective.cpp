@@ -45,8 +45,12 @@ AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) 
   return make_surrogate(k, seed);
 }
 
-SearchSurrogate::SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows)
-    : m_base(std::move(base)), m_online(std::move(online)), m_min_rows(std::max<std::size_t>(1, min_rows)) {}
+SearchSurrogate::SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows,
+                                 std::optional<AnySurrogate> fresh)
+    : m_base(std::move(base)),
+      m_online(std::move(online)),
+      m_min_rows(std::max<std::size_t>(1, min_rows)),
+      m_fresh(std::move(fresh)) {}
 
 std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
   if (!m_base) {
@@ -67,11 +71,34 @@ std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
     f[i].p_fail = g[i].p_fail;
     f[i].bin_probabilities.reset();
   }
+  if (m_fresh_fitted) {
+    // Geometric mean of the corrected base and the target-only model.
+    const auto h = m_fresh->predict(c);
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      f[i].median_ms = std::sqrt(f[i].median_ms * h[i].median_ms);
+      f[i].lower_ms = std::sqrt(f[i].lower_ms * h[i].lower_ms);
+      f[i].upper_ms = std::sqrt(f[i].upper_ms * h[i].upper_ms);
+      f[i].spread = 0.5 * (f[i].spread + h[i].spread);
+      f[i].p_fail = 0.5 * (f[i].p_fail + h[i].p_fail);
+    }
+  }
   return f;
 }
 
 void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
+  if (m_base && m_fresh) {
+    const std::size_t raw_before = m_raw.size();
+    m_raw.insert(m_raw.end(), observations.begin(), observations.end());
+    const auto raw_ok = static_cast<std::size_t>(
+        std::count_if(m_raw.begin(), m_raw.end(), [](const Observation& o) { return o.measurement.ok(); }));
+    if (!m_fresh_fitted && raw_ok >= fresh_min_rows) {
+      m_fresh->fit(m_raw);
+      m_fresh_fitted = true;
+    } else if (m_fresh_fitted && m_raw.size() > raw_before) {
+      m_fresh->update(std::span<const Observation>(m_raw).subspan(raw_before));
+    }
+  }
   if (m_base) {
     std::vector<Candidate> cands;
     for (const auto& o : observations) cands.push_back(o.candidate);
@@ -178,7 +205,8 @@ void OnlineSelective::update(std::span<const Observation> observations) {
 
 SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
                                           const std::string& online_kind, std::uint64_t seed) {
-  SearchSurrogate s(std::move(base), make_search_surrogate(online_kind, seed), 5);
+  SearchSurrogate s(std::move(base), make_search_surrogate(online_kind, seed), 5,
+                    make_search_surrogate(online_kind, seed + 1));
   // A calibrator from the model file describes the base on its own training kernels and devices;
   // the search recalibrates on the target as soon as it has measurements.
   return OnlineSelective(std::move(s), search_calibration_options(seed), std::move(calibrator));

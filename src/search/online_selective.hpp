@@ -24,7 +24,8 @@ namespace gpuforecast::search_detail {
 // Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.
 class SearchSurrogate {
  public:
-  SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows = 5);
+  SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows = 5,
+                  std::optional<AnySurrogate> fresh = std::nullopt);
   [[nodiscard]] std::vector<Forecast> predict(std::span<const Candidate> c);
   void update(std::span<const Observation> o);
   [[nodiscard]] bool ready() const noexcept { return m_base.has_value() || m_online_fitted; }
@@ -35,6 +36,13 @@ class SearchSurrogate {
   bool m_online_fitted = false;
   std::size_t m_min_rows;
   std::vector<Observation> m_rows;  // what the online model learns from (ratios when stacked)
+  // With a base: a second online model on the raw target measurements, blended in once it has
+  // `fresh_min_rows` ok rows, so that a target whose optimum lies where the base devices were
+  // slow is not held to the base's ranking.
+  std::optional<AnySurrogate> m_fresh;
+  bool m_fresh_fitted = false;
+  std::vector<Observation> m_raw;
+  static constexpr std::size_t fresh_min_rows = 20;
 };
 static_assert(Surrogate<SearchSurrogate>);
 
