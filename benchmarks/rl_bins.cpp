@@ -18,6 +18,7 @@
 
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/openmp_environment.hpp"
 
 using namespace gpuforecast;
 
@@ -65,6 +66,8 @@ Metrics evaluate(const std::vector<std::array<double, 8>>& p, const std::vector<
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libtorch's OpenMP threads spin while waiting: 20x slower fits on a busy machine.
+  gpuforecast::detail::ensure_passive_openmp_wait();
   std::string space = "dedispersion_milo/A100";
   double fraction = 0.05;
   int seeds = 2, n_pairs = 4000;

@@ -19,6 +19,7 @@
 
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/openmp_environment.hpp"
 
 using namespace gpuforecast;
 
@@ -78,6 +79,8 @@ double top_recall(const std::vector<double>& truth, const std::vector<double>& p
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libtorch's OpenMP threads spin while waiting: 20x slower fits on a busy machine.
+  gpuforecast::detail::ensure_passive_openmp_wait();
   std::vector<double> fractions{0.02, 0.1};
   int seeds = 2;
   std::vector<std::string> spaces{"convolution_milo/A100", "dedispersion_milo/A100"};
