@@ -1,6 +1,12 @@
 #pragma once
-// Everything a user needs: core types, spaces, data, surrogates, calibration, search, forecast().
+// Everything of gpuforecast::gpuforecast: core types, spaces, data, surrogates, calibration,
+// search and forecast(). The CUDA runtime is separate (gpuforecast/runtime.hpp, gpuforecast::cuda).
+#include "gpuforecast/calibration.hpp"
 #include "gpuforecast/core.hpp"
 #include "gpuforecast/data.hpp"
+#include "gpuforecast/forecast.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search.hpp"
 #include "gpuforecast/space.hpp"
+#include "gpuforecast/surrogate.hpp"
 #include "gpuforecast/version.hpp"

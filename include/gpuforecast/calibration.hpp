@@ -1,0 +1,16 @@
+#pragma once
+// Umbrella: conformal intervals, guaranteed deferral, online adaptation, metrics and plots.
+#include "gpuforecast/calibration/adaptive_conformal.hpp"
+#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/calibration/cqr.hpp"
+#include "gpuforecast/calibration/deferral.hpp"
+#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/calibration/metrics.hpp"
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/calibration/mondrian_conformal.hpp"
+#include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/calibration/plots.hpp"
+#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "gpuforecast/calibration/selective_evaluation.hpp"
+#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "gpuforecast/calibration/split_conformal.hpp"
