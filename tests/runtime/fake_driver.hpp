@@ -12,12 +12,18 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "gpuforecast/runtime/driver_api.hpp"
 
 namespace gpuforecast::test::fake {
+
+struct FakeFunction {
+  std::string name;
+};
 
 struct State {
   int device_count = 2;
@@ -28,16 +34,14 @@ struct State {
   int context_resets = 0;
   float event_ms = 0.25f;
   std::mutex mutex;
+  // Function handles stay valid for the life of the fake, as a driver's do for its context.
+  std::vector<std::unique_ptr<FakeFunction>> functions;
 };
 
 inline State& state() {
   static State s;
   return s;
 }
-
-struct FakeFunction {
-  std::string name;
-};
 
 namespace impl {
 using driver::Result;
@@ -80,7 +84,12 @@ inline Result ctx_sync() { return sync(); }
 inline Result load(driver::Module* m, const void* image) { *m = const_cast<void*>(image); return sticky_or(0); }
 inline Result unload(driver::Module) { return 0; }
 inline Result function(driver::Function* f, driver::Module, const char* n) {
-  *f = new FakeFunction{n};  // leaked on purpose: tiny, and tests are short-lived
+  auto owned = std::make_unique<FakeFunction>(FakeFunction{n});
+  *f = owned.get();
+  {
+    std::lock_guard lock(state().mutex);
+    state().functions.push_back(std::move(owned));
+  }
   return sticky_or(0);
 }
 inline Result global(driver::DevicePtr* p, std::size_t* bytes, driver::Module, const char*) {
