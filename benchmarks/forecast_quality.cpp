@@ -30,23 +30,14 @@
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
+#include "common/split_list.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+using gpuforecast::detail::split_list;
 
 struct Args {
   fs::path data;

@@ -20,18 +20,13 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
+#include "common/split_list.hpp"
 
 using namespace gpuforecast;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
+using gpuforecast::detail::split_list;
 
 std::vector<double> ranks(const std::vector<double>& v) {
   std::vector<std::size_t> o(v.size());

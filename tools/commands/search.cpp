@@ -21,6 +21,7 @@
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif
 #include "gpuforecast/search/strategy_registry.hpp"
+#include "common/split_list.hpp"
 
 namespace {
 
@@ -61,17 +62,7 @@ std::string trace_path_for(const std::string& base, std::size_t run, std::size_t
   return fmt::format("{}.seed{}{}", base.substr(0, dot), run + 1, base.substr(dot));
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+using gpuforecast::detail::split_list;
 
 // Several strategies (comma-separated) run on the same data and seeds, side by side.
 void run_replay(const SearchArgs& a) {
