@@ -31,6 +31,7 @@
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
 #include "common/split_list.hpp"
+#include "surrogate/evaluation_json.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -157,27 +158,7 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
   return out;
 }
 
-nlohmann::json to_json(const EvaluationRun& r) {
-  return {{"protocol", r.protocol},
-          {"surrogate", r.surrogate},
-          {"target", r.target},
-          {"seed", r.seed},
-          {"train_fraction", r.train_fraction},
-          {"target_samples", r.target_samples},
-          {"train", r.train_count},
-          {"test", r.test_count},
-          {"spearman", r.scores.spearman},
-          {"kendall", r.scores.kendall},
-          {"mape", r.scores.mape},
-          {"top1_recall", r.scores.top1_recall},
-          {"utility", r.scores.utility},
-          {"bin_exact", r.scores.bins.exact},
-          {"bin_within_one", r.scores.bins.within_one},
-          {"brier", r.scores.bins.brier},
-          {"crps", r.scores.bins.crps},
-          {"fit_seconds", r.fit_seconds},
-          {"predict_seconds", r.predict_seconds}};
-}
+nlohmann::json to_json(const gpuforecast::EvaluationRun& r) { return gpuforecast::detail::evaluation_run_json(r); }
 
 void print_table(const std::string& title, const std::string& row_label, const std::vector<std::string>& rows,
                  const std::vector<std::string>& surrogates, const std::map<std::string, std::map<std::string, Cell>>& cells) {

@@ -21,6 +21,7 @@
 #include "surrogate/openmp_environment.hpp"
 #if __has_include("eval_selective.hpp")
 #include "eval_selective.hpp"
+#include "surrogate/evaluation_json.hpp"
 #define GPUFORECAST_HAVE_SELECTIVE_EVAL 1
 #endif
 
@@ -44,27 +45,7 @@ struct EvalArgs {
   std::string plots;
 };
 
-nlohmann::json to_json(const gpuforecast::EvaluationRun& r) {
-  return {{"protocol", r.protocol},
-          {"surrogate", r.surrogate},
-          {"target", r.target},
-          {"seed", r.seed},
-          {"train_fraction", r.train_fraction},
-          {"target_samples", r.target_samples},
-          {"train", r.train_count},
-          {"test", r.test_count},
-          {"spearman", r.scores.spearman},
-          {"kendall", r.scores.kendall},
-          {"mape", r.scores.mape},
-          {"top1_recall", r.scores.top1_recall},
-          {"utility", r.scores.utility},
-          {"bin_exact", r.scores.bins.exact},
-          {"bin_within_one", r.scores.bins.within_one},
-          {"brier", r.scores.bins.brier},
-          {"crps", r.scores.bins.crps},
-          {"fit_seconds", r.fit_seconds},
-          {"predict_seconds", r.predict_seconds}};
-}
+nlohmann::json to_json(const gpuforecast::EvaluationRun& r) { return gpuforecast::detail::evaluation_run_json(r); }
 
 void print_row(const std::string& label, const gpuforecast::EvaluationRun& m) {
   fmt::print("{:<44} {:>6.3f} {:>6.3f} {:>7.1f} {:>5.2f} {:>6.3f} {:>5.2f} {:>5.2f} {:>6.3f} {:>6.3f} {:>7.2f}\n", label,
