@@ -1,9 +1,12 @@
 #pragma once
 // Internal helpers for messages about JSON input.
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <string_view>
+
+#include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast::data_detail {
 
@@ -17,6 +20,18 @@ inline std::string json_error_message(const nlohmann::detail::exception& ex) {
     if (auto close = w.find("] "); close != std::string_view::npos) w.remove_prefix(close + 2);
   }
   return std::string(w);
+}
+
+// A whole JSON document, keys in file order; a parse error names the file and byte, and says
+// when the text simply ends early.
+inline nlohmann::ordered_json parse_json_document(std::string_view text, const std::string& file) {
+  try {
+    return nlohmann::ordered_json::parse(text.begin(), text.end());
+  } catch (const nlohmann::ordered_json::parse_error& e) {
+    std::string msg = json_error_message(e);
+    if (e.byte >= text.size()) msg += " (the file is truncated)";
+    throw input_error(file, fmt::format("byte {}", e.byte), msg);
+  }
 }
 
 }  // namespace gpuforecast::data_detail

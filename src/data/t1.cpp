@@ -25,14 +25,7 @@ class T1Reader {
   explicit T1Reader(const std::string& path) : m_path(path) {}
 
   T1File read(std::string_view text) {
-    ojson doc;
-    try {
-      doc = ojson::parse(text.begin(), text.end());
-    } catch (const ojson::parse_error& e) {
-      std::string msg = data_detail::json_error_message(e);
-      if (e.byte >= text.size()) msg += " (the file is truncated)";
-      throw input_error(m_path, fmt::format("byte {}", e.byte), msg);
-    }
+    const ojson doc = data_detail::parse_json_document(text, m_path);
     if (!doc.is_object()) fail("", "a T1 file is a JSON object");
     T1File out;
     out.path = m_path;

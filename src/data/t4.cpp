@@ -20,14 +20,7 @@ class T4Reader {
   explicit T4Reader(const std::string& name) : m_name(name) {}
 
   T4File read(std::string_view text) {
-    ojson doc;
-    try {
-      doc = ojson::parse(text.begin(), text.end());
-    } catch (const ojson::parse_error& e) {
-      std::string msg = data_detail::json_error_message(e);
-      if (e.byte >= text.size()) msg += " (the file is truncated)";
-      throw input_error(m_name, fmt::format("byte {}", e.byte), msg);
-    }
+    const ojson doc = data_detail::parse_json_document(text, m_name);
     if (!doc.is_object()) throw input_error(m_name, "byte 0", "a T4 results file is a JSON object");
     T4File file;
     file.path = m_name;
