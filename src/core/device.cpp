@@ -231,6 +231,8 @@ void DeviceRegistry::add_from_json(const std::string& path) {
     doc = json::parse(buffer.str());
   } catch (const json::parse_error& e) {
     throw input_error(path, fmt::format("byte {}", e.byte), fmt::format("malformed JSON: {}", e.what()));
+  } catch (const json::exception& e) {  // e.g. a number that overflows a double
+    throw input_error(path, "", fmt::format("malformed JSON: {}", e.what()));
   }
   if (!doc.is_object() || !doc.contains("devices"))
     throw input_error(path, "/devices", "expected an object with a \"devices\" array");

@@ -31,6 +31,10 @@ inline nlohmann::ordered_json parse_json_document(std::string_view text, const s
     std::string msg = json_error_message(e);
     if (e.byte >= text.size()) msg += " (the file is truncated)";
     throw input_error(file, fmt::format("byte {}", e.byte), msg);
+  } catch (const nlohmann::ordered_json::exception& e) {
+    // Not a syntax error but a value the parser refuses (a number overflowing a double, say):
+    // nlohmann gives no offset, its message names the text.
+    throw input_error(file, "", json_error_message(e));
   }
 }
 

@@ -254,6 +254,11 @@ TEST_CASE("bad T4 files") {
   expect_input_error([&] { (void)read_t4(m); }, m, "", "missing key \"results\"");
   const auto c = f.write("nocfg_T4.json", head + R"({"invalidity": "correct"}]})");
   expect_input_error([&] { (void)read_t4(c); }, c, "results[0]", "configuration");
+  // Found by the cache-reader fuzzer: a number beyond a double is refused, not a crash.
+  auto huge = good;
+  huge.replace(huge.find("1.0"), 3, "1e999");
+  const auto h = f.write("huge_T4.json", head + huge + "]}");
+  expect_input_error([&] { (void)read_t4(h); }, h, "", "overflow");
 }
 
 TEST_CASE("bad T1 files name the condition and the column") {
