@@ -256,14 +256,38 @@ std::string SvgPlot::to_svg() const {
                      px(n.x), py(n.y), escape(n.text));
   o += "</g>\n";
 
-  // legend, top left inside the plot
+  // legend: inside the plot, in the corner that hides the fewest data points (curves that rise
+  // from the bottom left, as convergence curves do, would otherwise run under it)
   std::size_t entries = 0;
   for (const auto& s : m_series) entries += s.label.empty() ? 0 : 1;
   if (entries > 0) {
     std::size_t longest = 0;
     for (const auto& s : m_series) longest = std::max(longest, s.label.size());
     const double lw = 44 + 7.2 * static_cast<double>(longest), lh = 8 + 20 * static_cast<double>(entries);
-    const double lx = left + 10, ly = top + 10;
+    auto hidden = [&](double x0, double y0) {
+      std::size_t n = 0;
+      for (const auto& s : m_series)
+        for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+          if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+          if (m_log_x && s.x[i] <= 0) continue;
+          if (m_log_y && s.y[i] <= 0) continue;
+          const double x = px(s.x[i]), y = py(s.y[i]);
+          n += (x >= x0 && x <= x0 + lw && y >= y0 && y <= y0 + lh) ? 1 : 0;
+        }
+      return n;
+    };
+    const double corners[4][2] = {{left + 10, top + 10},
+                                  {left + pw - 10 - lw, top + 10},
+                                  {left + pw - 10 - lw, top + ph - 10 - lh},
+                                  {left + 10, top + ph - 10 - lh}};
+    double lx = corners[0][0], ly = corners[0][1];
+    std::size_t fewest = hidden(lx, ly);
+    for (const auto& c : corners)
+      if (const std::size_t n = hidden(c[0], c[1]); n < fewest) {
+        fewest = n;
+        lx = c[0];
+        ly = c[1];
+      }
     o += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="white" fill-opacity="0.9" stroke="#999"/>)"
                      "\n",
                      lx, ly, lw, lh);

@@ -57,3 +57,27 @@ TEST_CASE("log axes label powers of ten") {
   CHECK(svg.find(">100<") != std::string::npos);
   CHECK(svg.find(">0.01<") != std::string::npos);
 }
+
+TEST_CASE("the legend goes to the corner that hides the fewest points") {
+  auto legend_x = [](const std::string& svg) {
+    const auto box = svg.find(R"(fill="white" fill-opacity="0.9")");
+    REQUIRE(box != std::string::npos);
+    const auto x = svg.rfind("<rect x=\"", box);
+    REQUIRE(x != std::string::npos);
+    return std::stod(svg.substr(x + 9));
+  };
+  // A curve that rises steeply on the left and stays near the top: the top left is taken.
+  std::vector<double> x, y;
+  for (int i = 0; i <= 100; ++i) {
+    x.push_back(i);
+    y.push_back(1.0 - std::exp(-i / 3.0));
+  }
+  SvgPlot rising("convergence", "measurements", "fraction of optimum");
+  rising.size(640, 440).y_range(0, 1).line("search", x, y);
+  CHECK(legend_x(rising.to_svg()) > 320);  // moved to the right half
+
+  // Data only at the bottom right: the legend stays top left.
+  SvgPlot low("low", "x", "y");
+  low.size(640, 440).x_range(0, 1).y_range(0, 1).points("p", {0.9, 0.95}, {0.05, 0.1});
+  CHECK(legend_x(low.to_svg()) < 320);
+}
