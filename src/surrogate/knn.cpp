@@ -170,19 +170,13 @@ KnnSurrogate::KnnSurrogate(KnnOptions options) : m_options(std::move(options)) {
 }
 
 void KnnSurrogate::fit(std::span<const Observation> observations) {
-  auto s = std::make_shared<State>();
-  s->base = detail::make_base(observations, m_options.encoder, "knn surrogate");
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::fit_tabular<State>(observations, m_options, "knn surrogate", train);
 }
 
 void KnnSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  auto s = std::make_shared<State>();
-  s->base = detail::extend_base(m_state->base, observations);
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
 }
 
 int KnnSurrogate::chosen_k() const { return m_state ? m_state->k : 0; }

@@ -149,19 +149,13 @@ RidgeSurrogate::RidgeSurrogate(RidgeOptions options) : m_options(std::move(optio
 }
 
 void RidgeSurrogate::fit(std::span<const Observation> observations) {
-  auto s = std::make_shared<State>();
-  s->base = detail::make_base(observations, m_options.encoder, "ridge surrogate");
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::fit_tabular<State>(observations, m_options, "ridge surrogate", train);
 }
 
 void RidgeSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  auto s = std::make_shared<State>();
-  s->base = detail::extend_base(m_state->base, observations);
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
 }
 
 double RidgeSurrogate::chosen_lambda() const { return m_state ? m_state->lambda : 0.0; }

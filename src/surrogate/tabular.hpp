@@ -110,4 +110,25 @@ void save_base(ArchiveWriter& w, const TabularBase& base);
 // Indices of ok rows.
 [[nodiscard]] std::vector<std::size_t> ok_rows(const TrainingRows& rows);
 
+// fit() and update() of every tabular surrogate: these models train in seconds, so update()
+// refits on everything seen so far (same vocabulary, more rows) rather than adjusting weights.
+// `train(State&, options)` fits the model part of a State whose `base` is set.
+template <class State, class Options, class Train>
+[[nodiscard]] std::shared_ptr<const State> fit_tabular(std::span<const Observation> observations,
+                                                       const Options& options, const char* who, Train train) {
+  auto s = std::make_shared<State>();
+  s->base = make_base(observations, options.encoder, who);
+  train(*s, options);
+  return s;
+}
+template <class State, class Options, class Train>
+[[nodiscard]] std::shared_ptr<const State> refit_tabular(const State& previous,
+                                                         std::span<const Observation> observations,
+                                                         const Options& options, Train train) {
+  auto s = std::make_shared<State>();
+  s->base = extend_base(previous.base, observations);
+  train(*s, options);
+  return s;
+}
+
 }  // namespace gpuforecast::detail

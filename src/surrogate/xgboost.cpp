@@ -188,19 +188,13 @@ XgboostSurrogate::XgboostSurrogate(XgboostOptions options) : m_options(std::move
 }
 
 void XgboostSurrogate::fit(std::span<const Observation> observations) {
-  auto s = std::make_shared<State>();
-  s->base = detail::make_base(observations, m_options.encoder, "xgboost surrogate");
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::fit_tabular<State>(observations, m_options, "xgboost surrogate", train);
 }
 
 void XgboostSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  auto s = std::make_shared<State>();
-  s->base = detail::extend_base(m_state->base, observations);
-  train(*s, m_options);
-  m_state = std::move(s);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
 }
 
 std::vector<Forecast> XgboostSurrogate::predict(std::span<const Candidate> candidates) const {
