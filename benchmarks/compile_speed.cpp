@@ -25,7 +25,6 @@
 #include "gpuforecast/runtime/compile_pool.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/space/enumerate.hpp"
-#endif
 
 namespace {
 double median(std::vector<double> v) {
@@ -56,6 +55,7 @@ std::string find_nvcc() {
   return std::system("command -v nvcc >/dev/null 2>&1") == 0 ? "nvcc" : "";
 }
 }  // namespace
+#endif  // GPUFORECAST_HAVE_CUDA_RUNTIME: the helpers serve only the measurement
 
 int main(int argc, char** argv) {
 #ifndef GPUFORECAST_HAVE_CUDA_RUNTIME
