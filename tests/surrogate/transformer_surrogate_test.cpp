@@ -13,6 +13,7 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "support/data.hpp"
+#include "../../src/surrogate/transformer/inference_path.hpp"  // tests have no src/ include path
 
 using namespace gpuforecast;
 
@@ -281,4 +282,91 @@ TEST_CASE("transformer: launch geometry from a T1 spec and CUDA source tokens") 
     differs = differs || a[i].median_ms != b[i].median_ms;
   }
   CHECK(differs);  // geometry and source tokens reach the model
+}
+
+namespace {
+
+// Forecasts of the fast inference path and of the torch::nn modules (training's forward pass)
+// agree to float rounding: 1e-5 relative on times, 1e-5 absolute on probabilities.
+void check_paths_agree(const TransformerSurrogate& model, const std::vector<Candidate>& cands) {
+  const auto fast = model.predict(cands);
+  detail::transformer::set_module_inference(true);
+  std::vector<Forecast> slow;
+  try {
+    slow = model.predict(cands);
+  } catch (...) {
+    detail::transformer::set_module_inference(false);
+    throw;
+  }
+  detail::transformer::set_module_inference(false);
+  REQUIRE(fast.size() == slow.size());
+  for (std::size_t i = 0; i < fast.size(); ++i) {
+    INFO("candidate " << i);
+    CHECK(fast[i].median_ms == Approx(slow[i].median_ms).epsilon(1e-5));
+    CHECK(fast[i].lower_ms == Approx(slow[i].lower_ms).epsilon(1e-5));
+    CHECK(fast[i].upper_ms == Approx(slow[i].upper_ms).epsilon(1e-5));
+    CHECK(fast[i].p_fail == Approx(slow[i].p_fail).margin(1e-5));
+    REQUIRE(fast[i].bin_probabilities.has_value() == slow[i].bin_probabilities.has_value());
+    if (fast[i].bin_probabilities)
+      for (std::size_t j = 0; j < 8; ++j)
+        CHECK((*fast[i].bin_probabilities)[j] == Approx((*slow[i].bin_probabilities)[j]).margin(1e-5));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("transformer: the fast inference path gives the modules' forecasts") {
+  auto& t = trained();
+  check_paths_agree(t.model, t.test);
+  TransformerSurrogate copy = t.model;
+  copy.set_reference(t.test[7]);
+  check_paths_agree(copy, std::vector<Candidate>(t.test.begin(), t.test.begin() + 300));
+  const std::vector<Candidate> ref{t.test[3]};
+  const std::vector<Candidate> c(t.test.begin() + 10, t.test.begin() + 60);
+  const auto fast = t.model.predict_bins(ref, c);
+  detail::transformer::set_module_inference(true);
+  const auto slow = t.model.predict_bins(ref, c);
+  detail::transformer::set_module_inference(false);
+  for (std::size_t i = 0; i < c.size(); ++i)
+    for (std::size_t j = 0; j < 8; ++j) CHECK(fast[i][j] == Approx(slow[i][j]).margin(1e-5));
+}
+
+TEST_CASE("transformer: the fast inference path pads and masks like the modules") {
+  // Geometry that cannot be evaluated for tile_size_x = 1 (division by zero): those candidates
+  // have three tokens fewer, so batches mix lengths and need padding and key masks.
+  const std::vector<std::string> paths{test::cache_file("convolution_milo", "A100").string()};
+  const auto ds = Dataset::load(paths);
+  auto spec = std::make_shared<KernelSpec>();
+  spec->kernel_name = "convolution_kernel";
+  spec->local_size = {"block_size_x / (tile_size_x - 1)", "block_size_y", "1"};
+  spec->global_size = {"ProblemSize[0] / block_size_x", "ProblemSize[1] / block_size_y", "1"};
+  std::vector<Observation> obs;
+  const auto& all = ds.spaces().front().observations;
+  for (std::size_t i = 0; i < all.size() && obs.size() < 400; i += 5) {
+    obs.push_back(all[i]);
+    obs.back().candidate.spec = spec;
+  }
+  TransformerOptions o = small_options();
+  o.width = 32;
+  o.depth = 2;
+  o.heads = 4;
+  o.min_steps = o.max_steps = 40;
+  o.inference_batch = 37;  // several batches, some of them all one length
+  o.threads = 2;
+  TransformerSurrogate s(o);
+  s.fit(obs);
+  std::vector<Candidate> cands;
+  bool short_one = false, long_one = false;
+  for (const auto& x : obs) {
+    cands.push_back(x.candidate);
+    const bool geometry_fails = x.candidate.config.values()[2].as_double() == 1.0;  // tile_size_x
+    short_one = short_one || geometry_fails;
+    long_one = long_one || !geometry_fails;
+  }
+  REQUIRE(ds.spaces().front().observations.front().candidate.config.names()[2] == "tile_size_x");
+  REQUIRE(short_one);
+  REQUIRE(long_one);
+  check_paths_agree(s, cands);
+  s.set_reference(cands[1]);
+  check_paths_agree(s, cands);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string>
 
@@ -48,6 +49,27 @@ std::array<float, numeric_width> numeric_features(double v) noexcept {
     f[static_cast<std::size_t>(k++)] = static_cast<float>(std::cos(w));
   }
   return f;
+}
+
+std::size_t TokenTable::Hash::operator()(const Token& t) const noexcept {
+  std::array<std::uint64_t, sizeof(Token) / sizeof(std::uint64_t)> w{};
+  std::memcpy(w.data(), &t, sizeof(Token));
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (auto x : w) {
+    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+  }
+  return static_cast<std::size_t>(h ^ (h >> 33));
+}
+
+bool TokenTable::Equal::operator()(const Token& a, const Token& b) const noexcept {
+  return std::memcmp(&a, &b, sizeof(Token)) == 0;
+}
+
+std::int64_t TokenTable::add(const Token& t) {
+  auto [it, fresh] = m_rows.try_emplace(t, static_cast<std::int64_t>(m_tokens.size()));
+  if (fresh) m_tokens.push_back(t);
+  return it->second;
 }
 
 namespace {

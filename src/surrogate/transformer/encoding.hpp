@@ -39,6 +39,28 @@ struct Token {
   std::array<float, numeric_width> numeric{};
 };
 
+static_assert(sizeof(Token) == 3 * sizeof(std::int64_t) + numeric_width * sizeof(float), "Token has no padding bytes");
+
+// Distinct tokens of many sequences. Scoring a space repeats a handful of values per parameter,
+// so inference embeds each distinct token (and its first-layer projections) once and gathers.
+// Tokens are equal when their bytes are (so -0.0 and 0.0 differ: harmless, only less sharing).
+class TokenTable {
+ public:
+  [[nodiscard]] std::int64_t add(const Token& t);  // row of t, appended when new
+  [[nodiscard]] const std::vector<Token>& tokens() const noexcept { return m_tokens; }
+  [[nodiscard]] std::size_t size() const noexcept { return m_tokens.size(); }
+
+ private:
+  struct Hash {
+    std::size_t operator()(const Token& t) const noexcept;
+  };
+  struct Equal {
+    bool operator()(const Token& a, const Token& b) const noexcept;
+  };
+  std::vector<Token> m_tokens;
+  std::unordered_map<Token, std::int64_t, Hash, Equal> m_rows;
+};
+
 // FNV-1a, stable across platforms and runs (vocabularies are saved implicitly through it).
 [[nodiscard]] std::uint64_t stable_hash(std::string_view s) noexcept;
 [[nodiscard]] std::int64_t name_id(std::string_view s) noexcept;      // in [1, name_vocab)

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <numbers>
+#include <numeric>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -19,6 +21,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "surrogate/transformer/encoding.hpp"
+#include "surrogate/transformer/inference_path.hpp"
 
 namespace gpuforecast {
 
@@ -195,6 +198,167 @@ Block encode_block(const std::vector<const Candidate*>& cands, const Transformer
   }
   return b;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inference path. The same function as NetImpl::cls (up to float rounding), computed faster:
+// - each distinct token of a group is embedded once, with its first-layer q/k/v projection,
+//   and gathered (a space has a handful of values per parameter);
+// - the encoder runs batch-first on [n * l, d] rows with a hand-written attention: libtorch
+//   1.13's MultiheadAttention does one bmm per (candidate, head), i.e. thousands of tiny GEMMs
+//   with their dispatch overhead per batch;
+// - the shared context is encoded once per group, not once per batch.
+// Training keeps the module path (autograd); a test checks both paths agree.
+
+std::atomic<bool> g_module_inference{false};  // detail::transformer::set_module_inference
+
+// softmax(q k^T / sqrt(dh)) v per (candidate, head) over [n * l, 3d] rows of q|k|v.
+// `pad` ([n, l], true = padding) masks keys.
+void attention(const float* qkv, const bool* pad, float* out, std::int64_t n, std::int64_t l, std::int64_t d,
+               std::int64_t heads) {
+  const std::int64_t dh = d / heads;
+  const float scale = 1.0F / std::sqrt(static_cast<float>(dh));
+  const std::int64_t stride = 3 * d;
+  const std::int64_t grain = std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, l * l * d));
+  at::parallel_for(0, n, grain, [&](std::int64_t b0, std::int64_t b1) {
+    std::vector<float> s(static_cast<std::size_t>(l));
+    std::vector<float> qs(static_cast<std::size_t>(dh));
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const float* base = qkv + b * l * stride;
+      const bool* mask = pad ? pad + b * l : nullptr;
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const std::int64_t qo = h * dh, ko = d + h * dh, vo = 2 * d + h * dh;
+        for (std::int64_t i = 0; i < l; ++i) {
+          const float* q = base + i * stride + qo;
+          for (std::int64_t c = 0; c < dh; ++c) qs[static_cast<std::size_t>(c)] = q[c] * scale;
+          float mx = -std::numeric_limits<float>::infinity();
+          for (std::int64_t j = 0; j < l; ++j) {
+            if (mask && mask[j]) continue;
+            const float* k = base + j * stride + ko;
+            float dot = 0;
+            for (std::int64_t c = 0; c < dh; ++c) dot += qs[static_cast<std::size_t>(c)] * k[c];
+            s[static_cast<std::size_t>(j)] = dot;
+            mx = std::max(mx, dot);
+          }
+          float sum = 0;
+          for (std::int64_t j = 0; j < l; ++j) {
+            float& e = s[static_cast<std::size_t>(j)];
+            e = (mask && mask[j]) ? 0.0F : std::exp(e - mx);
+            sum += e;
+          }
+          const float inv = 1.0F / sum;
+          float* o = out + (b * l + i) * d + h * dh;
+          for (std::int64_t c = 0; c < dh; ++c) o[c] = 0;
+          for (std::int64_t j = 0; j < l; ++j) {
+            const float p = s[static_cast<std::size_t>(j)] * inv;
+            if (p == 0.0F) continue;
+            const float* v = base + j * stride + vo;
+            for (std::int64_t c = 0; c < dh; ++c) o[c] += p * v[c];
+          }
+        }
+      }
+    }
+  });
+}
+
+// One post-norm GELU encoder layer (TransformerEncoderLayerImpl::forward without dropout) on
+// x: [n * l, d]. `qkv` may hold the layer's input projection of x already.
+Tensor encoder_layer(torch::nn::TransformerEncoderLayerImpl& layer, const Tensor& x, Tensor qkv, std::int64_t n,
+                     std::int64_t l, const bool* pad) {
+  const auto d = x.size(1);
+  auto& sa = *layer.self_attn;
+  if (!qkv.defined()) qkv = torch::linear(x, sa.in_proj_weight, sa.in_proj_bias);
+  qkv = qkv.contiguous();
+  Tensor att = torch::empty({n * l, d});
+  attention(qkv.data_ptr<float>(), pad, att.data_ptr<float>(), n, l, d, sa.options.num_heads());
+  Tensor y = torch::linear(att, sa.out_proj->weight, sa.out_proj->bias);
+  y.add_(x);
+  y = torch::layer_norm(y, {d}, layer.norm1->weight, layer.norm1->bias, layer.norm1->options.eps());
+  Tensor f = torch::linear(torch::gelu(torch::linear(y, layer.linear1->weight, layer.linear1->bias)),
+                           layer.linear2->weight, layer.linear2->bias);
+  f.add_(y);
+  return torch::layer_norm(f, {d}, layer.norm2->weight, layer.norm2->bias, layer.norm2->options.eps());
+}
+
+torch::nn::TransformerEncoderLayerImpl& layer_at(NetImpl& net, std::size_t i) {
+  return *net.encoder->layers->ptr<torch::nn::TransformerEncoderLayerImpl>(i);
+}
+
+// The encoder on n sequences of l tokens: x [n * l, d] -> [n * l, d].
+Tensor encode_rows(NetImpl& net, Tensor x, Tensor qkv0, std::int64_t n, std::int64_t l, const bool* pad) {
+  const auto depth = net.encoder->layers->size();
+  for (std::size_t i = 0; i < depth; ++i) x = encoder_layer(layer_at(net, i), x, i == 0 ? qkv0 : Tensor{}, n, l, pad);
+  return x;
+}
+
+// Candidates of one context, tokenised into rows of a table of distinct tokens whose embeddings
+// (and first-layer q/k/v) are computed once.
+class PreparedGroup {
+ public:
+  PreparedGroup(NetImpl& net, const std::vector<const Candidate*>& cands, const TransformerOptions& opt,
+                tr::CandidateEncoder& encoder)
+      : m_net(net) {
+    tr::TokenTable table;
+    std::vector<tr::Token> toks;
+    m_offsets.reserve(cands.size() + 1);
+    m_offsets.push_back(0);
+    for (const auto* c : cands) {
+      encoder.encode(*c, toks);
+      for (const auto& t : toks) m_ids.push_back(table.add(t));
+      m_offsets.push_back(static_cast<std::int64_t>(m_ids.size()));
+    }
+    m_pad = table.add(tr::Token{});
+    Tensor type, name, cat, num;
+    tokens_to_tensors(table.tokens(), type, name, cat, num);
+    m_x = net.embed(type, name, cat, num);  // [U, d]
+    const auto ctx = tr::context_tokens(*cands.front(), opt.source_tokens, opt.max_source_tokens);
+    if (!ctx.empty()) {
+      tokens_to_tensors(ctx, type, name, cat, num);
+      const auto lc = static_cast<std::int64_t>(ctx.size());
+      const Tensor y = encode_rows(net, net.embed(type, name, cat, num), {}, 1, lc, nullptr);
+      const Tensor summary = net.ctx_proj(y.mean(0, true));  // [1, d]
+      m_summary = m_x.size(0);
+      m_x = torch::cat({m_x, summary}, 0);
+    }
+    auto& sa = *layer_at(net, 0).self_attn;
+    m_qkv = torch::linear(m_x, sa.in_proj_weight, sa.in_proj_bias);
+  }
+
+  [[nodiscard]] std::int64_t length(std::size_t i) const { return m_offsets[i + 1] - m_offsets[i]; }
+
+  // [CLS] outputs [rows, d] of candidates `rows`, their own tokens padded to `lp`.
+  Tensor cls(std::span<const std::size_t> rows, std::int64_t lp) const {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    const std::int64_t l = lp + (m_summary >= 0 ? 1 : 0);
+    Tensor idx = torch::empty({n * l}, torch::kLong);
+    auto* ix = idx.data_ptr<std::int64_t>();
+    std::unique_ptr<bool[]> pad;  // [n, l], true = padding
+    bool padded = false;
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto c = rows[static_cast<std::size_t>(r)];
+      const auto len = length(c);
+      padded = padded || len < lp;
+      std::copy(m_ids.begin() + m_offsets[c], m_ids.begin() + m_offsets[c + 1], ix + r * l);
+      std::fill(ix + r * l + len, ix + r * l + lp, m_pad);
+      if (m_summary >= 0) ix[r * l + lp] = m_summary;
+    }
+    if (padded) {
+      pad = std::make_unique<bool[]>(static_cast<std::size_t>(n * l));  // value-initialised: false
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t j = length(rows[static_cast<std::size_t>(r)]); j < lp; ++j) pad[static_cast<std::size_t>(r * l + j)] = true;
+    }
+    const Tensor x = m_x.index_select(0, idx);
+    const Tensor qkv = m_qkv.index_select(0, idx);
+    const Tensor y = encode_rows(m_net, x, qkv, n, l, pad.get())
+                         .view({n, l, x.size(1)});
+    return m_net.final_norm(y.select(1, 0) + y.mean(1));
+  }
+
+ private:
+  NetImpl& m_net;
+  std::vector<std::int64_t> m_ids, m_offsets;
+  std::int64_t m_pad = 0, m_summary = -1;
+  Tensor m_x, m_qkv;  // [U (+ summary), d], [U (+ summary), 3d]
+};
 
 // Groups candidate indices by context key, keeping first-seen order.
 template <class Get>
@@ -551,16 +715,39 @@ struct TransformerSurrogate::Impl {
     fine_tune(all, opt.update_steps);
   }
 
-  struct Outputs {
-    Tensor h, q, fail;
-  };
-
-  Outputs run(const Block& b) {
-    Outputs o;
-    o.h = b.cls(*net, {});
-    o.q = net->quantiles(o.h);
-    o.fail = torch::sigmoid(net->fail_logit(o.h));
-    return o;
+  // [CLS] outputs of the candidates `rows` of one context, in chunks: f(first, h) with h the
+  // outputs of rows[first, first + h.size(0)). Batches of `inference_batch` are padded to their
+  // longest candidate (as the module path does); the fast path runs them in sub-batches of at
+  // most `fast_chunk` rows, which only bounds memory (same results).
+  template <class F>
+  void forward_rows(std::span<const Candidate> cands, const std::vector<std::size_t>& rows, tr::CandidateEncoder& enc,
+                    F&& f) {
+    const auto batch = static_cast<std::size_t>(opt.inference_batch);
+    if (g_module_inference.load(std::memory_order_relaxed)) {
+      for (std::size_t start = 0; start < rows.size(); start += batch) {
+        const auto end = std::min(rows.size(), start + batch);
+        std::vector<const Candidate*> chunk;
+        for (auto i = start; i < end; ++i) chunk.push_back(&cands[rows[i]]);
+        f(start, encode_block(chunk, opt, enc).cls(*net, {}));
+      }
+      return;
+    }
+    std::vector<const Candidate*> all;
+    all.reserve(rows.size());
+    for (auto r : rows) all.push_back(&cands[r]);
+    const PreparedGroup group(*net, all, opt, enc);
+    std::vector<std::size_t> local(rows.size());
+    std::iota(local.begin(), local.end(), std::size_t{0});
+    constexpr std::size_t fast_chunk = 512;
+    for (std::size_t start = 0; start < rows.size(); start += batch) {
+      const auto end = std::min(rows.size(), start + batch);
+      std::int64_t lp = 0;
+      for (auto i = start; i < end; ++i) lp = std::max(lp, group.length(i));
+      for (auto s = start; s < end; s += fast_chunk) {
+        const auto e = std::min(end, s + fast_chunk);
+        f(s, group.cls(std::span<const std::size_t>(local).subspan(s, e - s), lp));
+      }
+    }
   }
 
   std::vector<Forecast> predict(std::span<const Candidate> cands) {
@@ -572,34 +759,30 @@ struct TransformerSurrogate::Impl {
     Tensor href;
     double ref_log = 0;
     if (reference) {
-      const Block rb = encode_block({&*reference}, opt, enc);
-      const auto ro = run(rb);
-      href = ro.h;
-      const auto rn = normaliser(*reference);
-      ref_log = rn.mu + rn.sigma * ro.q[0][1].item<double>();
+      forward_rows(std::span<const Candidate>(&*reference, 1), {0}, enc, [&](std::size_t, const Tensor& h) {
+        href = h;
+        const auto rn = normaliser(*reference);
+        ref_log = rn.mu + rn.sigma * net->quantiles(h)[0][1].item<double>();
+      });
     }
     const auto groups = group_by_context(cands.size(), [&](std::size_t i) -> const Candidate& { return cands[i]; },
                                          opt.source_tokens);
     for (const auto& rows : groups) {
       const Normaliser nm = normaliser(cands[rows.front()]);
-      for (std::size_t start = 0; start < rows.size(); start += static_cast<std::size_t>(opt.inference_batch)) {
-        const auto end = std::min(rows.size(), start + static_cast<std::size_t>(opt.inference_batch));
-        std::vector<const Candidate*> chunk;
-        for (auto i = start; i < end; ++i) chunk.push_back(&cands[rows[i]]);
-        const auto o = run(encode_block(chunk, opt, enc));
-        const Tensor q = o.q.contiguous();
-        const Tensor pf = o.fail.contiguous();
+      forward_rows(cands, rows, enc, [&](std::size_t start, const Tensor& h) {
+        const auto n = h.size(0);
+        const Tensor q = net->quantiles(h).contiguous();
+        const Tensor pf = torch::sigmoid(net->fail_logit(h)).contiguous();
         const auto* qa = q.data_ptr<float>();
         const auto* fa = pf.data_ptr<float>();
         Tensor bins;
         if (href.defined()) {
-          const auto n = static_cast<std::int64_t>(chunk.size());
           const Tensor logt = nm.mu + nm.sigma * q.select(1, 1).to(torch::kDouble);
           const Tensor dq = ((ref_log - logt) / ln2).to(torch::kFloat);
-          bins = torch::softmax(net->bin_logits(href.expand({n, href.size(1)}), o.h, dq), 1).contiguous();
+          bins = torch::softmax(net->bin_logits(href.expand({n, href.size(1)}), h, dq), 1).contiguous();
         }
-        for (std::size_t k = 0; k < chunk.size(); ++k) {
-          auto& f = out[rows[start + k]];
+        for (std::int64_t k = 0; k < n; ++k) {
+          auto& f = out[rows[start + static_cast<std::size_t>(k)]];
           const double lo = qa[3 * k], mid = qa[3 * k + 1], hi = qa[3 * k + 2];
           f.median_ms = std::exp(nm.mu + nm.sigma * mid);
           f.lower_ms = std::exp(nm.mu + nm.sigma * lo);
@@ -613,7 +796,7 @@ struct TransformerSurrogate::Impl {
             f.bin_probabilities = p;
           }
         }
-      }
+      });
     }
     return out;
   }
@@ -628,20 +811,17 @@ struct TransformerSurrogate::Impl {
                                          opt.source_tokens);
     for (const auto& rows : groups) {
       const Normaliser nm = normaliser(cands[rows.front()]);
-      for (std::size_t start = 0; start < rows.size(); start += static_cast<std::size_t>(opt.inference_batch)) {
-        const auto end = std::min(rows.size(), start + static_cast<std::size_t>(opt.inference_batch));
-        std::vector<const Candidate*> chunk;
-        std::vector<std::int64_t> where;
-        for (auto i = start; i < end; ++i) {
-          chunk.push_back(&cands[rows[i]]);
-          where.push_back(static_cast<std::int64_t>(rows[i]));
-        }
-        const auto o = run(encode_block(chunk, opt, enc));
-        h.index_copy_(0, as_index(where), o.h);
-        const Tensor q = o.q.contiguous();
-        for (std::size_t k = 0; k < chunk.size(); ++k)
-          logt[static_cast<std::size_t>(where[k])] = nm.mu + nm.sigma * q[static_cast<std::int64_t>(k)][1].item<double>();
-      }
+      forward_rows(cands, rows, enc, [&](std::size_t start, const Tensor& hc) {
+        const auto n = hc.size(0);
+        std::vector<std::int64_t> where(static_cast<std::size_t>(n));
+        for (std::int64_t k = 0; k < n; ++k)
+          where[static_cast<std::size_t>(k)] = static_cast<std::int64_t>(rows[start + static_cast<std::size_t>(k)]);
+        h.index_copy_(0, as_index(where), hc);
+        const Tensor q = net->quantiles(hc).contiguous();
+        const auto* qa = q.data_ptr<float>();
+        for (std::int64_t k = 0; k < n; ++k)
+          logt[static_cast<std::size_t>(where[static_cast<std::size_t>(k)])] = nm.mu + nm.sigma * qa[3 * k + 1];
+      });
     }
     return {h, logt};
   }
@@ -856,6 +1036,10 @@ struct TransformerSurrogate::Impl {
 };
 
 // ---------------------------------------------------------------------------------------------
+
+namespace detail::transformer {
+void set_module_inference(bool on) noexcept { g_module_inference.store(on, std::memory_order_relaxed); }
+}  // namespace detail::transformer
 
 TransformerSurrogate::TransformerSurrogate(TransformerOptions options) : m_impl(std::make_unique<Impl>(options)) {}
 TransformerSurrogate::~TransformerSurrogate() = default;
