@@ -10,9 +10,10 @@
 //                    [--ks 0,20,100] [--surrogates ridge,knn,xgboost,ensemble,...] [--kernels k1,k2]
 //                    [--no-interpolation] [--no-transfer] [--json FILE]
 //
-// The ensemble is scored from its members' forecasts on the same split (exactly what
-// make_surrogate("ensemble") computes: the members are fitted with the same seed and data), so
-// each member is fitted once per split.
+// Ensembles ("ensemble", or "ensemble(xgboost=0.7,transformer=0.3)": any members and weights)
+// are scored from their members' forecasts on the same split (exactly what make_surrogate
+// computes: the members are fitted with the same seed and data), so each member is fitted once
+// per split however many ensembles use it.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -90,8 +91,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-std::vector<std::string> ensemble_members() { return ensemble_member_names(); }
-
 struct Cell {
   std::vector<EvaluationRun> runs;
 };
@@ -106,10 +105,10 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
   const auto truth = split.test_times();
   auto forecast = [&](const std::string& name) -> const std::vector<Forecast>& {
     if (auto it = forecasts.find(name); it != forecasts.end()) return it->second;
-    if (name == "ensemble") {
+    if (const auto recipe = ensemble_recipe(name)) {
       std::vector<std::vector<Forecast>> members;
       double f = 0, p = 0;
-      for (const auto& m : ensemble_members()) {
+      for (const auto& m : recipe->members) {
         members.push_back(forecasts.count(m) ? forecasts[m] : std::vector<Forecast>{});
         if (members.back().empty()) {
           auto model = make_surrogate(m, proto.seed);
@@ -126,7 +125,7 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
       }
       fit_s[name] = f;
       predict_s[name] = p;
-      return forecasts[name] = combine_forecasts(members);
+      return forecasts[name] = combine_forecasts(members, recipe->weights);
     }
     auto model = make_surrogate(name, proto.seed);
     auto t0 = Clock::now();
@@ -141,9 +140,9 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
   // Plain surrogates first so the ensemble reuses their forecasts.
   std::vector<std::string> order;
   for (const auto& s : a.surrogates)
-    if (s != "ensemble") order.push_back(s);
+    if (!ensemble_recipe(s)) order.push_back(s);
   for (const auto& s : a.surrogates)
-    if (s == "ensemble") order.push_back(s);
+    if (ensemble_recipe(s)) order.push_back(s);
   for (const auto& s : order) {
     EvaluationRun r = proto;
     r.surrogate = s;

@@ -10,40 +10,53 @@
 
 namespace gpuforecast {
 
-std::vector<Forecast> combine_forecasts(std::span<const std::vector<Forecast>> members) {
+std::vector<Forecast> combine_forecasts(std::span<const std::vector<Forecast>> members, std::span<const double> weights) {
   if (members.empty()) throw invalid_argument_error("combine_forecasts: no members");
   const std::size_t n = members.front().size();
   for (const auto& m : members)
     if (m.size() != n) throw invalid_argument_error("combine_forecasts: members forecast different numbers of candidates");
-  const double k = static_cast<double>(members.size());
+  const std::vector<double> w = detail::normalised_weights(weights, members.size());
   std::vector<Forecast> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     double mu = 0, lo = 0, hi = 0, pf = 0, own = 0;
-    for (const auto& m : members) {
-      mu += std::log(m[i].median_ms);
-      lo += std::log(std::max(m[i].lower_ms, 1e-300));
-      hi += std::log(std::max(m[i].upper_ms, 1e-300));
-      pf += m[i].p_fail;
-      own += m[i].spread * m[i].spread;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const Forecast& f = members[m][i];
+      mu += w[m] * std::log(f.median_ms);
+      lo += w[m] * std::log(std::max(f.lower_ms, 1e-300));
+      hi += w[m] * std::log(std::max(f.upper_ms, 1e-300));
+      pf += w[m] * f.p_fail;
+      own += w[m] * f.spread * f.spread;
     }
-    mu /= k;
-    lo /= k;
-    hi /= k;
     double var = 0;
-    for (const auto& m : members) var += std::pow(std::log(m[i].median_ms) - mu, 2);
-    var /= k;
+    for (std::size_t m = 0; m < members.size(); ++m) var += w[m] * std::pow(std::log(members[m][i].median_ms) - mu, 2);
     const double disagreement = std::sqrt(var);
     Forecast& f = out[i];
     f.median_ms = std::exp(mu);
     f.lower_ms = std::exp(std::min(lo, mu) - disagreement);
     f.upper_ms = std::exp(std::max(hi, mu) + disagreement);
-    f.p_fail = pf / k;
-    f.spread = std::sqrt(own / k + var);
+    f.p_fail = pf;
+    f.spread = std::sqrt(own + var);
   }
   return out;
 }
 
 namespace detail {
+std::vector<double> normalised_weights(std::span<const double> weights, std::size_t members) {
+  if (weights.empty()) return std::vector<double>(members, 1.0 / static_cast<double>(members));
+  if (weights.size() != members)
+    throw invalid_argument_error(fmt::format("ensemble: {} weights for {} members", weights.size(), members));
+  double sum = 0;
+  for (double w : weights) {
+    if (!(w >= 0) || !std::isfinite(w))
+      throw invalid_argument_error(fmt::format("ensemble: member weight {} is not a finite number >= 0", w));
+    sum += w;
+  }
+  if (!(sum > 0)) throw invalid_argument_error("ensemble: member weights sum to 0");
+  std::vector<double> out(weights.begin(), weights.end());
+  for (double& w : out) w /= sum;
+  return out;
+}
+
 void write_ensemble_header(ArchiveWriter& w, std::size_t members) {
   write_tag(w, "ensemble", 1);
   w.u64(members);
@@ -66,10 +79,12 @@ std::string read_member(ArchiveReader& r, const std::string& expected_kind) {
 }
 }  // namespace detail
 
-AnyEnsemble::AnyEnsemble(std::vector<AnySurrogate> members) : m_members(std::move(members)) {
+AnyEnsemble::AnyEnsemble(std::vector<AnySurrogate> members, std::vector<double> weights)
+    : m_members(std::move(members)) {
   if (m_members.empty()) throw invalid_argument_error("AnyEnsemble needs at least one member");
   for (const auto& m : m_members)
     if (m.empty()) throw invalid_argument_error("AnyEnsemble: a member is empty");
+  m_weights = detail::normalised_weights(weights, m_members.size());
 }
 
 void AnyEnsemble::fit(std::span<const Observation> o) {
@@ -83,7 +98,7 @@ std::vector<Forecast> AnyEnsemble::predict(std::span<const Candidate> c) const {
   std::vector<std::vector<Forecast>> f;
   f.reserve(m_members.size());
   for (const auto& m : m_members) f.push_back(m.predict(c));
-  return combine_forecasts(f);
+  return combine_forecasts(f, m_weights);
 }
 void AnyEnsemble::save(ArchiveWriter& w) const {
   detail::write_ensemble_header(w, m_members.size());
@@ -92,6 +107,8 @@ void AnyEnsemble::save(ArchiveWriter& w) const {
     m.save(inner);
     detail::write_member(w, m.kind(), inner.data());
   }
+  detail::write_tag(w, "ensemble-weights", 1);
+  w.f64s(m_weights);
 }
 AnyEnsemble AnyEnsemble::load(ArchiveReader& r) {
   const auto n = detail::read_ensemble_header(r);
@@ -102,7 +119,18 @@ AnyEnsemble AnyEnsemble::load(ArchiveReader& r) {
     ArchiveReader inner(blob, r.origin() + " (ensemble member " + kind + ")");
     members.push_back(load_surrogate_archive(kind, inner));
   }
-  return AnyEnsemble(std::move(members));
+  // Files written before member weights existed end here: equal weights.
+  std::vector<double> weights;
+  if (!r.at_end()) {
+    detail::expect_tag(r, "ensemble-weights", 1);
+    weights = r.f64s();
+    if (weights.size() != n) r.fail(fmt::format("ensemble: {} weights for {} members", weights.size(), n));
+  }
+  try {
+    return AnyEnsemble(std::move(members), std::move(weights));
+  } catch (const invalid_argument_error& e) {
+    r.fail(e.what());
+  }
 }
 
 }  // namespace gpuforecast

@@ -2,6 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
@@ -25,12 +30,61 @@ std::string joined(const std::vector<std::string>& names) {
                                            joined(surrogate_names())));
 }
 
-AnySurrogate make_ensemble(std::uint64_t seed) {
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+AnySurrogate make_ensemble(const EnsembleRecipe& recipe, std::uint64_t seed) {
   std::vector<AnySurrogate> members;
-  for (const auto& m : ensemble_member_names()) members.push_back(make_surrogate(m, seed));
-  return AnyEnsemble(std::move(members));
+  for (const auto& m : recipe.members) members.push_back(make_surrogate(m, seed));
+  return AnyEnsemble(std::move(members), recipe.weights);
 }
 }  // namespace
+
+std::optional<EnsembleRecipe> ensemble_recipe(std::string_view name) {
+  if (name == "ensemble") {
+    EnsembleRecipe r;
+    r.members = ensemble_member_names();
+    r.weights = ensemble_member_weights();
+    return r;
+  }
+  if (name.rfind("ensemble(", 0) != 0) return std::nullopt;
+  auto bad = [&](std::string_view why) -> std::optional<EnsembleRecipe> {
+    throw invalid_argument_error(fmt::format("surrogate \"{}\": {} (expected e.g. ensemble(xgboost=0.7,knn=0.3))", name, why));
+  };
+  if (name.back() != ')') return bad("no closing parenthesis");
+  std::string_view body = name.substr(9, name.size() - 10);
+  EnsembleRecipe r;
+  while (!body.empty()) {
+    const auto comma = body.find(',');
+    const std::string_view item = trim(body.substr(0, comma));
+    body = comma == std::string_view::npos ? std::string_view{} : body.substr(comma + 1);
+    const auto eq = item.find('=');
+    const std::string member(trim(item.substr(0, eq)));
+    if (member.empty()) return bad("a member has no name");
+    if (member.rfind("ensemble", 0) == 0 || member == "default") return bad("members must be plain surrogates");
+    const auto names = surrogate_names();
+    if (std::find(names.begin(), names.end(), member) == names.end())
+      return bad(fmt::format("unknown member \"{}\" (this build has: {})", member, joined(names)));
+    double w = 1.0;
+    if (eq != std::string_view::npos) {
+      const std::string text(trim(item.substr(eq + 1)));
+      char* end = nullptr;
+      w = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(w) || w < 0)
+        return bad(fmt::format("weight \"{}\" of {} is not a number >= 0", text, member));
+    }
+    r.members.push_back(member);
+    r.weights.push_back(w);
+  }
+  if (r.members.empty()) return bad("no members");
+  double sum = 0;
+  for (double w : r.weights) sum += w;
+  if (!(sum > 0)) return bad("the weights sum to 0");
+  return r;
+}
 
 std::vector<std::string> ensemble_member_names() {
 #if GPUFORECAST_HAVE_XGBOOST && GPUFORECAST_HAVE_TORCH
@@ -42,6 +96,10 @@ std::vector<std::string> ensemble_member_names() {
 #else
   return {"ridge", "knn"};
 #endif
+}
+
+std::vector<double> ensemble_member_weights() {
+  return std::vector<double>(ensemble_member_names().size(), 1.0);
 }
 
 std::vector<std::string> surrogate_names() {
@@ -89,7 +147,7 @@ AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
     return TransformerSurrogate(o);
   }
 #endif
-  if (name == "ensemble") return make_ensemble(seed);
+  if (const auto recipe = ensemble_recipe(name)) return make_ensemble(*recipe, seed);
   unknown(name);
 }
 

@@ -246,12 +246,13 @@ void write_tag(ArchiveWriter& w, const char* tag, std::uint32_t version) {
   w.u32(version);
 }
 
-void expect_tag(ArchiveReader& r, const char* tag, std::uint32_t version) {
+std::uint32_t expect_tag(ArchiveReader& r, const char* tag, std::uint32_t version) {
   const auto t = r.str();
   if (t != tag) r.fail(fmt::format("expected a \"{}\" block, found \"{}\"", tag, t.substr(0, 40)));
   const auto v = r.u32();
   if (v > version)
     r.fail(fmt::format("\"{}\" block has version {}, newer than this build reads ({}): upgrade gpuforecast", tag, v, version));
+  return v;
 }
 
 }  // namespace gpuforecast::detail

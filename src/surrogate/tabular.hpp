@@ -85,7 +85,8 @@ struct Standardiser {
 [[nodiscard]] double base_failure_rate(const TrainingRows& rows);
 
 // Names an ArchiveReader failure after the surrogate that was loading.
-void expect_tag(ArchiveReader& r, const char* tag, std::uint32_t version);
+// Returns the stored version (<= version; newer ones are refused).
+std::uint32_t expect_tag(ArchiveReader& r, const char* tag, std::uint32_t version);
 void write_tag(ArchiveWriter& w, const char* tag, std::uint32_t version);
 
 }  // namespace gpuforecast::detail

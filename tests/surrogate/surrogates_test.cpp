@@ -156,6 +156,56 @@ TEST_CASE("combine_forecasts: mean in log space, disagreement widens") {
   CHECK(f[0].spread == Approx(std::sqrt(0.04 + std::pow(std::log(2.0), 2))));
 }
 
+TEST_CASE("combine_forecasts and AnyEnsemble: member weights") {
+  std::vector<std::vector<Forecast>> m{{{1.0, 0.5, 2.0, 0.1, 0.2, std::nullopt}}, {{4.0, 2.0, 8.0, 0.3, 0.2, std::nullopt}}};
+  const std::vector<double> w{3.0, 1.0};  // normalised to 0.75 / 0.25
+  const auto f = combine_forecasts(m, w);
+  CHECK(f[0].median_ms == Approx(std::exp(0.25 * std::log(4.0))));
+  CHECK(f[0].p_fail == Approx(0.15));
+  CHECK(combine_forecasts(m, std::vector<double>{1.0, 0.0})[0].median_ms == Approx(1.0));
+  CHECK_THROWS_AS(combine_forecasts(m, std::vector<double>{1.0}), invalid_argument_error);
+  CHECK_THROWS_AS(combine_forecasts(m, std::vector<double>{-1.0, 2.0}), invalid_argument_error);
+  CHECK_THROWS_AS(combine_forecasts(m, std::vector<double>{0.0, 0.0}), invalid_argument_error);
+  CHECK_THROWS_AS(combine_forecasts(m, std::vector<double>{std::nan(""), 1.0}), invalid_argument_error);
+
+  // The weights travel with the model.
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  AnyEnsemble e({make_surrogate("ridge"), make_surrogate("knn")}, {0.8, 0.2});
+  e.fit(obs);
+  ArchiveWriter aw;
+  e.save(aw);
+  ArchiveReader r(aw.data(), "memory");
+  const auto loaded = AnyEnsemble::load(r);
+  CHECK(loaded.weights() == e.weights());
+  const auto c = test::candidates_of(obs);
+  const auto a = medians(loaded.predict(c)), b = medians(e.predict(c));
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).epsilon(1e-6));
+  CHECK_THROWS_AS(AnyEnsemble({make_surrogate("ridge")}, {0.5, 0.5}), invalid_argument_error);
+}
+
+TEST_CASE("registry: ensembles by recipe") {
+  const auto r = ensemble_recipe("ensemble(ridge=0.7, knn = 0.3)");
+  REQUIRE(r);
+  CHECK(r->members == std::vector<std::string>{"ridge", "knn"});
+  CHECK(r->weights == std::vector<double>{0.7, 0.3});
+  CHECK(ensemble_recipe("ensemble(ridge,knn)")->weights == std::vector<double>{1.0, 1.0});
+  CHECK(ensemble_recipe("ensemble")->members == ensemble_member_names());
+  CHECK_FALSE(ensemble_recipe("ridge"));
+  for (const char* bad : {"ensemble(ridge=0.7", "ensemble()", "ensemble(ridge=-1)", "ensemble(ridge=x)",
+                          "ensemble(ridge=0,knn=0)", "ensemble(nosuch=1)", "ensemble(ensemble=1)", "ensemble(=1)"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(ensemble_recipe(bad), invalid_argument_error);
+  }
+  auto e = make_surrogate("ensemble(ridge=3,knn=1)", 2);
+  CHECK(e.kind() == "ensemble");
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  e.fit(obs);
+  ArchiveWriter w;
+  e.save(w);
+  ArchiveReader rd(w.data(), "memory");
+  CHECK(AnyEnsemble::load(rd).weights() == std::vector<double>{0.75, 0.25});
+}
+
 TEST_CASE("registry: every name builds, fits and reports its kind") {
   const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
   const auto names = surrogate_names();

@@ -14,14 +14,18 @@
 
 namespace gpuforecast {
 
-// members[m][i]: member m's forecast of candidate i. Median: exp(mean log median); interval:
-// mean of the members' log bounds widened by their disagreement; p_fail: mean; spread:
-// sqrt(mean own spread^2 + variance of the log medians).
-[[nodiscard]] std::vector<Forecast> combine_forecasts(std::span<const std::vector<Forecast>> members);
+// members[m][i]: member m's forecast of candidate i; weights[m] >= 0 (empty: equal weights;
+// normalised to sum 1). Median: exp(weighted mean log median); interval: weighted mean of the
+// members' log bounds widened by their disagreement; p_fail: weighted mean; spread:
+// sqrt(weighted mean own spread^2 + weighted variance of the log medians).
+[[nodiscard]] std::vector<Forecast> combine_forecasts(std::span<const std::vector<Forecast>> members,
+                                                      std::span<const double> weights = {});
 
 namespace detail {
 void write_ensemble_header(ArchiveWriter& w, std::size_t members);
 std::size_t read_ensemble_header(ArchiveReader& r);
+// Checks and normalises member weights (empty: equal); throws invalid_argument_error.
+std::vector<double> normalised_weights(std::span<const double> weights, std::size_t members);
 void write_member(ArchiveWriter& w, const std::string& kind, const std::string& blob);
 // Returns the member's archive after checking its kind.
 std::string read_member(ArchiveReader& r, const std::string& expected_kind);
@@ -82,8 +86,9 @@ class Ensemble {
 class AnyEnsemble {
  public:
   AnyEnsemble() = default;
-  // Throws invalid_argument_error when empty or a member is empty.
-  explicit AnyEnsemble(std::vector<AnySurrogate> members);
+  // Throws invalid_argument_error when empty, a member is empty, or the weights are not one
+  // non-negative number per member with a positive sum. Empty weights: equal.
+  explicit AnyEnsemble(std::vector<AnySurrogate> members, std::vector<double> weights = {});
 
   void fit(std::span<const Observation> o);
   void update(std::span<const Observation> o);
@@ -93,9 +98,11 @@ class AnyEnsemble {
   // Members are rebuilt by kind through the registry (surrogate/registry.hpp).
   static AnyEnsemble load(ArchiveReader& r);
   [[nodiscard]] const std::vector<AnySurrogate>& members() const noexcept { return m_members; }
+  [[nodiscard]] const std::vector<double>& weights() const noexcept { return m_weights; }
 
  private:
   std::vector<AnySurrogate> m_members;
+  std::vector<double> m_weights;  // normalised, one per member
 };
 
 static_assert(Surrogate<AnyEnsemble>);
