@@ -5,6 +5,7 @@
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"

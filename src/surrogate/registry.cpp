@@ -9,6 +9,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
+#include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
 #include "gpuforecast/surrogate/ridge.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
@@ -103,7 +104,7 @@ std::vector<double> ensemble_member_weights() {
 }
 
 std::vector<std::string> surrogate_names() {
-  std::vector<std::string> names{"ridge", "knn"};
+  std::vector<std::string> names{"ridge", "knn", "gp"};
 #if GPUFORECAST_HAVE_XGBOOST
   names.emplace_back("xgboost");
 #endif
@@ -133,6 +134,11 @@ AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
     o.seed = seed;
     return KnnSurrogate(o);
   }
+  if (name == "gp") {
+    GaussianProcessOptions o;
+    o.seed = seed;
+    return GaussianProcessSurrogate(o);
+  }
 #if GPUFORECAST_HAVE_XGBOOST
   if (name == "xgboost") {
     XgboostOptions o;
@@ -154,6 +160,7 @@ AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
 AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r) {
   if (kind == "ridge") return RidgeSurrogate::load(r);
   if (kind == "knn") return KnnSurrogate::load(r);
+  if (kind == "gp") return GaussianProcessSurrogate::load(r);
   if (kind == "ensemble") return AnyEnsemble::load(r);
 #if GPUFORECAST_HAVE_XGBOOST
   if (kind == "xgboost") return XgboostSurrogate::load(r);

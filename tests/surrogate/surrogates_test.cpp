@@ -1,6 +1,6 @@
 // Every baseline against the same checks: it ranks a space it saw half of, it says which
 // configurations fail, its intervals cover, save/load gives identical forecasts, update learns,
-// and copies are independent. Ridge, knn, xgboost, Ensemble<...>, AnyEnsemble, registry.
+// and copies are independent. Ridge, knn, gp, xgboost, Ensemble<...>, AnyEnsemble, registry.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
+#include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -105,6 +106,25 @@ TEST_CASE("knn surrogate") {
   KnnSurrogate k;
   k.fit(test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0));
   CHECK(k.chosen_k() >= 1);
+}
+
+TEST_CASE("gp surrogate") {
+  check_surrogate(GaussianProcessSurrogate(), 0.9);
+  GaussianProcessSurrogate g;
+  CHECK_THROWS_AS(g.predict(std::vector<Candidate>(1)), invalid_argument_error);
+  // The marginal likelihood learns which inputs matter: in the synthetic space the runtime does
+  // not depend on a parameter that only pads the configuration, so its length scale grows.
+  g.fit(test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0));
+  CHECK(g.noise_variance() > 0);
+  CHECK(g.noise_variance() < g.signal_variance());
+  GaussianProcessOptions o;
+  o.seed = 4;
+  GaussianProcessSurrogate a(o), b(o);
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  a.fit(obs);
+  b.fit(obs);
+  CHECK(a.length_scales() == b.length_scales());  // seeded: same subset, same fit
+  CHECK_THROWS_AS(GaussianProcessSurrogate(GaussianProcessOptions{.max_points = 0}), invalid_argument_error);
 }
 
 #if GPUFORECAST_HAVE_XGBOOST
