@@ -89,9 +89,16 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   SurrogateFilteredOptions o;
   o.seed = s.seed;
   const bool pretrained = s.model_factory || !s.model_path.empty();
-  if (pretrained) o.initial_samples = 0;  // a pre-trained model ranks from the first round
+  if (pretrained) {
+    // A pre-trained model ranks from the first round: its forecast best configurations that
+    // differ pairwise in 3 or more parameters, from (nearly) the whole space.
+    o.initial_samples = 15;
+    o.initial_pool_factor = 200;
+  }
   OptionReader r("surrogate", s.options);
   r.read("initial_samples", o.initial_samples);
+  r.read("initial_pool_factor", o.initial_pool_factor);
+  r.read("initial_min_distance", o.initial_min_distance);
   r.read("measurements_per_round", o.measurements_per_round);
   r.read("proposals_per_measurement", o.proposals_per_measurement);
   r.read("random_fraction", o.random_fraction);
@@ -99,6 +106,7 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("mutation_rate", o.mutation_rate);
   r.read("parents", o.parents);
   r.read("neighbourhood_parents", o.neighbourhood_parents);
+  r.read("local_moves", o.local_moves);
   r.read("exploration_fraction", o.exploration_fraction);
   r.read("explore_at_random", o.explore_at_random);
   r.read("puct", o.puct);

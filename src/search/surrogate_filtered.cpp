@@ -43,6 +43,25 @@ double optimistic_bound(const Decision& d) {
   return low / (1.0 - p);
 }
 
+std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) d += a[p] != b[p] ? 1 : 0;
+  return d;
+}
+
+// Distance for spreading a design: each parameter's index difference over its range.
+double spread_distance(const search_detail::Indexer& ix, const std::vector<std::size_t>& a,
+                       const std::vector<std::size_t>& b) {
+  double d = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) {
+    const std::size_t levels = ix.levels(p);
+    if (levels < 2) continue;
+    const double diff = a[p] > b[p] ? static_cast<double>(a[p] - b[p]) : static_cast<double>(b[p] - a[p]);
+    d += diff / static_cast<double>(levels - 1);
+  }
+  return d;
+}
+
 }  // namespace
 
 void SurrogateFilteredSearch::run(SearchContext& ctx) {
@@ -60,9 +79,54 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     }
   };
 
-  // Initial random design (skipped when the model already forecasts this space well enough).
+  // Initial design. A model that cannot forecast yet: a spread-out random sample (greedy
+  // maximin over a larger random pool), so the first measurements cover the space rather than
+  // clump. A model that forecasts from the start (pre-trained on other devices): the forecast
+  // best configurations that differ pairwise in at least initial_min_distance parameters, so a
+  // prior that is right about what is slow but wrong about which region is fastest on the
+  // target still puts a measurement into each promising region.
   if (o.initial_samples > 0) {
-    auto initial = sample_valid(ctx.space(), std::min(o.initial_samples, ctx.remaining()), rng());
+    const std::size_t n = std::min(o.initial_samples, ctx.remaining());
+    auto pool = sample_valid(ctx.space(), std::max<std::size_t>(n, n * o.initial_pool_factor), rng());
+    std::vector<std::vector<std::size_t>> genes;
+    genes.reserve(pool.size());
+    for (const auto& c : pool) genes.push_back(ix.indices(c));
+    std::vector<Config> initial;
+    if (m_model.ready() && !pool.empty()) {
+      std::vector<Candidate> candidates;
+      candidates.reserve(pool.size());
+      for (const auto& c : pool) candidates.push_back(ctx.candidate(c));
+      const auto decisions = m_model.decide(candidates);
+      std::vector<std::size_t> order(pool.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return expected_cost(decisions[a]) < expected_cost(decisions[b]);
+      });
+      std::vector<std::size_t> picked;
+      for (std::size_t d = o.initial_min_distance + 1; d-- > 0 && picked.size() < n;)
+        for (std::size_t i : order) {
+          if (picked.size() >= n) break;
+          if (std::find(picked.begin(), picked.end(), i) != picked.end()) continue;
+          const bool far = std::all_of(picked.begin(), picked.end(),
+                                       [&](std::size_t j) { return hamming(genes[i], genes[j]) >= d; });
+          if (far) picked.push_back(i);
+        }
+      for (std::size_t i : picked) initial.push_back(pool[i]);
+    } else if (!pool.empty()) {
+      std::vector<double> nearest(pool.size(), std::numeric_limits<double>::infinity());
+      std::size_t next = 0;  // the pool is a uniform sample: its first member is a uniform draw
+      for (std::size_t k = 0; k < std::min(n, pool.size()); ++k) {
+        initial.push_back(pool[next]);
+        nearest[next] = -1;
+        std::size_t far = next;
+        for (std::size_t i = 0; i < pool.size(); ++i) {
+          if (nearest[i] < 0) continue;
+          nearest[i] = std::min(nearest[i], spread_distance(ix, genes[i], genes[next]));
+          if (far == next || nearest[i] > nearest[far]) far = i;
+        }
+        next = far;
+      }
+    }
     (void)ctx.evaluate(initial);
   }
 
@@ -126,8 +190,13 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     for (auto& c : sample_valid(ctx.space(), n_random, rng())) propose(std::move(c));
     // Every single-parameter change of the best few: the model picks the local moves worth
     // measuring, so no good step next to a good point goes unseen.
+    // The incumbent's unmeasured neighbours, by parent rank (local moves, below).
+    std::unordered_map<std::string, std::size_t> neighbour_of;
     for (std::size_t p = 0; p < std::min(o.neighbourhood_parents, parents.size()); ++p)
-      for (auto& c : hamming_neighbours(ctx.space(), parents[p].config)) propose(std::move(c));
+      for (auto& c : hamming_neighbours(ctx.space(), parents[p].config)) {
+        neighbour_of.emplace(c.key(), p);
+        propose(std::move(c));
+      }
     if (have_parents) {
       std::size_t attempts = 0;
       const std::size_t target = proposals.size() + (pool - std::min(pool, n_random));
@@ -176,9 +245,24 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return expected_cost(decisions[a]) < expected_cost(decisions[b]);
       });
+      // Local moves: the forecast best unmeasured neighbour of the best measured configuration
+      // (of the next best once its neighbourhood is measured out). A model that undervalues one
+      // step from the incumbent would otherwise never measure it; this way every neighbourhood
+      // of a stuck incumbent is eventually measured, in the model's order.
+      std::size_t n_local = std::min(o.local_moves, m - std::min(m, n_explore));
+      for (std::size_t p = 0; p < std::min(o.neighbourhood_parents, parents.size()) && n_local > 0; ++p)
+        for (std::size_t i : order) {
+          if (n_local == 0) break;
+          auto it = neighbour_of.find(proposals[i].key());
+          if (it == neighbour_of.end() || it->second != p || taken[i]) continue;
+          if (decisions[i].forecast.p_fail > o.max_p_fail) continue;
+          chosen.push_back(proposals[i]);
+          taken[i] = 1;
+          --n_local;
+        }
       for (std::size_t i : order) {
         if (chosen.size() + n_explore >= m) break;
-        if (decisions[i].forecast.p_fail > o.max_p_fail) continue;
+        if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
         chosen.push_back(proposals[i]);
         taken[i] = 1;
       }

@@ -15,9 +15,14 @@ namespace gpuforecast {
 
 struct SurrogateFilteredOptions {
   std::uint64_t seed = 0;
-  // Random measurements before the first ranked round. A model pre-trained on other devices or
-  // kernels forecasts from the start: set 0 (the registry does so for --model).
+  // Measurements of the initial design, before the first ranked round (the registry uses 15,
+  // from a pool factor of 200, when a pre-trained model forecasts from the start).
   std::size_t initial_samples = 10;
+  // The initial design is chosen from this many times initial_samples random configurations:
+  // spread out (greedy maximin) when the model cannot forecast yet, else the forecast best that
+  // differ pairwise in at least initial_min_distance parameters (relaxed when too few do).
+  std::size_t initial_pool_factor = 20;
+  std::size_t initial_min_distance = 3;
   std::size_t measurements_per_round = 5;
   // Candidates proposed per measurement in a round (the study uses 4; more costs forecasts only).
   std::size_t proposals_per_measurement = 100;
@@ -27,6 +32,9 @@ struct SurrogateFilteredOptions {
   std::size_t parents = 8;           // parents are drawn from this many best measured configs
   // Every single-parameter change of this many best configurations joins the proposals.
   std::size_t neighbourhood_parents = 3;
+  // Measurements per round reserved for the forecast best unmeasured single-parameter change of
+  // the best measured configuration (of the next best once that neighbourhood is measured out).
+  std::size_t local_moves = 1;
   // Share of a round's measurements for deferred candidates; it grows by half of itself per
   // round without improvement (at most 0.8), so a search stuck near one optimum looks further.
   double exploration_fraction = 0.2;
