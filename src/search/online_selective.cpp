@@ -16,9 +16,11 @@ namespace gpuforecast::search_detail {
 
 AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
   std::string k = kind;
-  // k-nearest neighbours measured best inside searches from scratch (docs/search.md): it refits
-  // in milliseconds and, unlike trees, interpolates between the few points a search has.
-  if (k.empty() || k == "default") k = "knn";
+  // XGBoost measured best inside searches once the search also measures the incumbent's
+  // neighbours (docs/search.md): trees combine what each parameter does, so the model points at
+  // regions no measured point is close to; k-nearest neighbours only interpolates (and is the
+  // fallback where XGBoost is not available).
+  if (k.empty() || k == "default") k = xgboost_available() ? "xgboost" : "knn";
   if (k == "ensemble") {
     // Trees and neighbours generalise differently; their disagreement is the spread that
     // exploration feeds on.
@@ -72,21 +74,87 @@ std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
     f[i].bin_probabilities.reset();
   }
   if (m_fresh_fitted) {
-    // Geometric mean of the corrected base and the target-only model.
+    // Weighted geometric mean of the corrected base and the target-only model, each weighted by
+    // how well it ranked the target's measurements before it learned them.
+    const double w = fresh_weight();
     const auto h = m_fresh->predict(c);
+    auto mix = [w](double a, double b) { return std::exp((1 - w) * std::log(a) + w * std::log(b)); };
     for (std::size_t i = 0; i < f.size(); ++i) {
-      f[i].median_ms = std::sqrt(f[i].median_ms * h[i].median_ms);
-      f[i].lower_ms = std::sqrt(f[i].lower_ms * h[i].lower_ms);
-      f[i].upper_ms = std::sqrt(f[i].upper_ms * h[i].upper_ms);
-      f[i].spread = 0.5 * (f[i].spread + h[i].spread);
-      f[i].p_fail = 0.5 * (f[i].p_fail + h[i].p_fail);
+      if (!(f[i].median_ms > 0) || !(h[i].median_ms > 0)) continue;
+      f[i].median_ms = mix(f[i].median_ms, h[i].median_ms);
+      if (f[i].lower_ms > 0 && h[i].lower_ms > 0) f[i].lower_ms = mix(f[i].lower_ms, h[i].lower_ms);
+      if (f[i].upper_ms > 0 && h[i].upper_ms > 0) f[i].upper_ms = mix(f[i].upper_ms, h[i].upper_ms);
+      f[i].spread = (1 - w) * f[i].spread + w * h[i].spread;
+      f[i].p_fail = (1 - w) * f[i].p_fail + w * h[i].p_fail;
     }
   }
   return f;
 }
 
+namespace {
+// Spearman rank correlation (average ranks for ties); 0 for fewer than 3 points.
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  if (n < 3) return 0;
+  auto ranks = [n](const std::vector<double>& v) {
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+    std::vector<double> r(n);
+    for (std::size_t i = 0; i < n;) {
+      std::size_t j = i;
+      while (j + 1 < n && v[order[j + 1]] == v[order[i]]) ++j;
+      for (std::size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * static_cast<double>(i + j);
+      i = j + 1;
+    }
+    return r;
+  };
+  const auto rx = ranks(x), ry = ranks(y);
+  const double mean = 0.5 * static_cast<double>(n - 1);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+}  // namespace
+
+double SearchSurrogate::fresh_weight() const {
+  // Prequential record since the target-only model was fitted: both forecasts, and the truth.
+  if (m_pq_measured.size() < 5) return 0.5;
+  const double rb = std::max(0.0, spearman(m_pq_base, m_pq_measured));
+  const double rf = std::max(0.0, spearman(m_pq_fresh, m_pq_measured));
+  const double b = rb * rb + 0.01, f = rf * rf + 0.01;
+  return f / (b + f);
+}
+
 void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
+  if (m_base && m_fresh_fitted) {
+    // Forecasts of both parts before they learn these points: the record that weighs them.
+    std::vector<Candidate> cands;
+    std::vector<double> times;
+    for (const auto& o : observations)
+      if (o.measurement.ok() && o.measurement.median_ms > 0) {
+        cands.push_back(o.candidate);
+        times.push_back(o.measurement.median_ms);
+      }
+    if (!cands.empty()) {
+      auto f = m_base->predict(cands);
+      if (m_online_fitted) {
+        const auto g = m_online.predict(cands);
+        for (std::size_t i = 0; i < f.size(); ++i) f[i].median_ms *= std::max(g[i].median_ms, 1e-9);
+      }
+      const auto h = m_fresh->predict(cands);
+      for (std::size_t i = 0; i < cands.size(); ++i) {
+        m_pq_base.push_back(f[i].median_ms);
+        m_pq_fresh.push_back(h[i].median_ms);
+        m_pq_measured.push_back(times[i]);
+      }
+    }
+  }
   if (m_base && m_fresh) {
     const std::size_t raw_before = m_raw.size();
     m_raw.insert(m_raw.end(), observations.begin(), observations.end());

@@ -42,7 +42,11 @@ class SearchSurrogate {
   std::optional<AnySurrogate> m_fresh;
   bool m_fresh_fitted = false;
   std::vector<Observation> m_raw;
-  static constexpr std::size_t fresh_min_rows = 20;
+  static constexpr std::size_t fresh_min_rows = 10;
+  // Prequential forecasts of the corrected base and of the target-only model, and the measured
+  // times: the blend weighs each by its rank correlation with the target's measurements.
+  std::vector<double> m_pq_base, m_pq_fresh, m_pq_measured;
+  [[nodiscard]] double fresh_weight() const;
 };
 static_assert(Surrogate<SearchSurrogate>);
 
