@@ -5,7 +5,7 @@
 //
 //   search_efficiency [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--budget 200]
 //                     [--strategies random,genetic,surrogate,surrogate+pretrained] [--threads N]
-//                     [--out DIR] [--json FILE] [--with-t4]
+//                     [--out DIR] [--json FILE] [--with-t4] [--traces DIR]
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -42,6 +42,7 @@ struct Args {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   fs::path out = "search_efficiency";
   std::string json;
+  fs::path traces;  // when set, every run's trace in T4 format
   bool with_t4 = false;
   std::string pretrain_surrogate = "xgboost";
   std::string online_surrogate = "default";
@@ -80,6 +81,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--out") a.out = value();
     else if (k == "--json") a.json = value();
     else if (k == "--with-t4") a.with_t4 = true;
+    else if (k == "--traces") a.traces = value();
     else if (k == "--pretrain-surrogate") a.pretrain_surrogate = value();
     else if (k == "--online-surrogate") a.online_surrogate = value();
     else if (k == "--option") {
@@ -126,6 +128,7 @@ int main(int argc, char** argv) try {
   const auto t0 = std::chrono::steady_clock::now();
 
   // Spaces, grouped by kernel.
+  if (!args.traces.empty()) fs::create_directories(args.traces);
   std::vector<Space> spaces;
   std::vector<fs::path> kernel_dirs;
   for (const auto& d : fs::directory_iterator(root))
@@ -214,6 +217,10 @@ int main(int argc, char** argv) try {
         e.budget = args.budget;
         e.seeds = 1;
         e.first_seed = j.seed;
+        if (!args.traces.empty())
+          e.trace_path = [&args, &j](std::size_t) {
+            return (args.traces / fmt::format("{}_{}_{}_seed{}.json", j.space->kernel, j.space->device, j.strategy, j.seed)).string();
+          };
         if (j.strategy == "surrogate+pretrained") {
           e.strategy = "surrogate";
           const AnySurrogate& base = pretrained.at(j.space);
