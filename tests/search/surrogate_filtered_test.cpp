@@ -1,0 +1,148 @@
+// The surrogate-filtered search's own behaviour: local moves around the incumbent, the initial
+// designs (spread out from scratch; forecast best and far apart with a pre-trained model).
+#include "gpuforecast/search/surrogate_filtered.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+
+#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/search_model.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "support/data.hpp"
+#include "synthetic.hpp"
+
+using namespace gpuforecast;
+
+namespace {
+
+std::size_t differing(const Config& a, const Config& b) {
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) d += a[p] == b[p] ? 0 : 1;
+  return d;
+}
+
+// Ranks the synthetic space backwards: the slowest forecast fastest.
+struct InvertedPredictor {
+  std::vector<Decision> decide(std::span<const Candidate> c) {
+    std::vector<Decision> out;
+    for (const auto& k : c) {
+      Decision d;
+      d.forecast.median_ms = 100.0 / test::synthetic_time(k.config);
+      d.forecast.lower_ms = d.forecast.median_ms * 0.9;
+      d.forecast.upper_ms = d.forecast.median_ms * 1.1;
+      d.interval_low_ms = d.forecast.lower_ms;
+      d.interval_high_ms = d.forecast.upper_ms;
+      d.defer = false;
+      out.push_back(d);
+    }
+    return out;
+  }
+};
+
+// Smallest number of differing parameters between any two of `configs`.
+std::size_t min_pairwise(const std::vector<Config>& configs) {
+  std::size_t d = std::numeric_limits<std::size_t>::max();
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    for (std::size_t j = i + 1; j < configs.size(); ++j) d = std::min(d, differing(configs[i], configs[j]));
+  return d;
+}
+
+std::vector<Config> first_configs(const Trace& trace, std::size_t n) {
+  std::vector<Config> out;
+  for (std::size_t i = 0; i < std::min(n, trace.size()); ++i) out.push_back(trace.entries()[i].config);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every round measures a neighbour of the incumbent, however the model ranks it", "[search]") {
+  for (std::size_t local : {0, 1}) {
+    test::CountingBenchmarker bench;
+    SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{13, 0});
+    SurrogateFilteredOptions o;
+    o.seed = 3;
+    o.initial_samples = 1;
+    o.measurements_per_round = 3;
+    o.exploration_fraction = 0;
+    o.local_moves = local;
+    SurrogateFilteredSearch(InvertedPredictor{}, o).run(ctx);
+    const auto& e = ctx.trace().entries();
+    REQUIRE(e.size() == 13);
+    std::size_t rounds_with_neighbour = 0;
+    for (std::size_t r = 1; r < e.size(); r += 3) {
+      // The best measured before round r.
+      std::size_t best = 0;
+      for (std::size_t i = 1; i < r; ++i)
+        if (e[i].measurement.median_ms < e[best].measurement.median_ms) best = i;
+      bool neighbour = false;
+      for (std::size_t i = r; i < r + 3; ++i) neighbour |= differing(e[i].config, e[best].config) == 1;
+      rounds_with_neighbour += neighbour ? 1 : 0;
+    }
+    INFO("local_moves = " << local);
+    if (local == 0) {
+      CHECK(rounds_with_neighbour < 4);  // the inverted ranking alone wanders off
+    } else {
+      CHECK(rounds_with_neighbour == 4);
+      // Walking the neighbourhoods finds a better configuration than the inverted ranking alone.
+      CHECK(ctx.best()->best_ms < e.front().measurement.median_ms);
+    }
+  }
+}
+
+TEST_CASE("the initial design from scratch is spread out", "[search][data]") {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A4000").string()));
+  ReplayExperiment e;
+  e.data = data;
+  e.budget = 10;
+  e.seeds = 5;
+  e.strategy = "random";
+  const auto random = run_replay_experiment(e);
+  e.strategy = "surrogate";
+  const auto spread = run_replay_experiment(e);
+  double random_sum = 0, spread_sum = 0;
+  for (std::size_t s = 0; s < 5; ++s) {
+    random_sum += static_cast<double>(min_pairwise(first_configs(random.runs[s].trace, 10)));
+    spread_sum += static_cast<double>(min_pairwise(first_configs(spread.runs[s].trace, 10)));
+  }
+  CHECK(spread_sum > random_sum);
+  // Same seed, same design.
+  e.seeds = 1;
+  const auto again = run_replay_experiment(e);
+  CHECK(first_configs(again.runs[0].trace, 10) == first_configs(spread.runs[0].trace, 10));
+}
+
+TEST_CASE("with a pre-trained model the search starts from its best forecasts, far apart", "[search][data]") {
+  // Pre-trained on the other two NVIDIA devices of the kernel (as search_efficiency does).
+  std::vector<Observation> train;
+  for (const char* device : {"A4000", "A6000"}) {
+    auto d = load_replay_space(test::cache_file("convolution_milo", device).string());
+    train.insert(train.end(), d.observations.begin(), d.observations.end());
+  }
+  AnySurrogate base = make_surrogate("ridge", 1);
+  base.fit(train);
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
+  ReplayExperiment e;
+  e.data = data;
+  e.strategy = "surrogate";
+  e.budget = 20;
+  e.seeds = 2;
+  e.settings.model_factory = [&base] { return make_search_model(base, "knn", 1); };
+  const auto result = run_replay_experiment(e);
+  for (const auto& run : result.runs) {
+    const auto design = first_configs(run.trace, 15);
+    REQUIRE(design.size() == 15);
+    CHECK(min_pairwise(design) >= 3);
+    // The first measurement is the base's best forecast over (nearly) the whole space.
+    std::vector<Candidate> all;
+    for (const auto& o : data->observations) all.push_back(o.candidate);
+    const auto f = base.predict(all);
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& x : f) best = std::min(best, x.median_ms);
+    std::vector<Candidate> first{all.front()};
+    first.front().config = design.front();
+    CHECK(base.predict(first).front().median_ms <= best * 1.5);
+  }
+}
