@@ -17,9 +17,9 @@ namespace gpuforecast {
 [[nodiscard]] AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed = 0);
 // Names make_surrogate accepts in this build (without "default").
 [[nodiscard]] std::vector<std::string> surrogate_names();
-// Members of "ensemble" in this build, each made with the ensemble's seed: xgboost and the
-// transformer when libtorch is built in (knn measured as a drag on xgboost, see
-// docs/surrogates.md), otherwise xgboost and knn (ridge stands in for a missing xgboost).
+// Members of "ensemble" in this build, each made with the ensemble's seed: xgboost, gp and the
+// transformer when libtorch is built in, otherwise xgboost and knn (ridge stands in for a
+// missing xgboost).
 [[nodiscard]] std::vector<std::string> ensemble_member_names();
 // Their weights in "ensemble" (measured with benchmarks/forecast_quality).
 [[nodiscard]] std::vector<double> ensemble_member_weights();
