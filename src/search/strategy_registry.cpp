@@ -107,6 +107,7 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("parents", o.parents);
   r.read("neighbourhood_parents", o.neighbourhood_parents);
   r.read("local_moves", o.local_moves);
+  r.read("batch_distance", o.batch_distance);
   r.read("exploration_fraction", o.exploration_fraction);
   r.read("explore_at_random", o.explore_at_random);
   r.read("puct", o.puct);

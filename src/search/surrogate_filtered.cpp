@@ -260,12 +260,23 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
           taken[i] = 1;
           --n_local;
         }
-      for (std::size_t i : order) {
-        if (chosen.size() + n_explore >= m) break;
-        if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
-        chosen.push_back(proposals[i]);
-        taken[i] = 1;
-      }
+      std::vector<std::vector<std::size_t>> picked_genes;
+      for (const auto& c : chosen) picked_genes.push_back(ix.indices(c));
+      for (std::size_t pass = 0; pass < 2; ++pass)
+        for (std::size_t i : order) {
+          if (chosen.size() + n_explore >= m) break;
+          if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
+          if (pass == 0 && o.batch_distance > 1) {
+            // Batch diversity: the round's picks differ pairwise in batch_distance parameters.
+            const auto g = ix.indices(proposals[i]);
+            if (std::any_of(picked_genes.begin(), picked_genes.end(),
+                            [&](const auto& h) { return hamming(g, h) < o.batch_distance; }))
+              continue;
+            picked_genes.push_back(g);
+          }
+          chosen.push_back(proposals[i]);
+          taken[i] = 1;
+        }
       // Exploration: deferred candidates with the best optimistic bound, or drawn at random.
       if (o.explore_at_random) {
         std::shuffle(order.begin(), order.end(), rng);

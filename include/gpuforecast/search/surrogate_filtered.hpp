@@ -35,6 +35,9 @@ struct SurrogateFilteredOptions {
   // Measurements per round reserved for the forecast best unmeasured single-parameter change of
   // the best measured configuration (of the next best once that neighbourhood is measured out).
   std::size_t local_moves = 1;
+  // The round's exploitation picks differ pairwise in at least this many parameters (while the
+  // candidates allow; 0 or 1: no constraint).
+  std::size_t batch_distance = 0;
   // Share of a round's measurements for deferred candidates; it grows by half of itself per
   // round without improvement (at most 0.8), so a search stuck near one optimum looks further.
   double exploration_fraction = 0.2;
