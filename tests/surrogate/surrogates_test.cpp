@@ -125,6 +125,22 @@ TEST_CASE("gp surrogate") {
   b.fit(obs);
   CHECK(a.length_scales() == b.length_scales());  // seeded: same subset, same fit
   CHECK_THROWS_AS(GaussianProcessSurrogate(GaussianProcessOptions{.max_points = 0}), invalid_argument_error);
+
+  // Degenerate training sets: one success among failures still forecasts; no success at all is
+  // refused with a message, not a NaN model.
+  std::vector<Observation> few;
+  for (const auto& ob : obs)
+    if (!ob.measurement.ok() || few.empty()) few.push_back(ob);
+  GaussianProcessSurrogate one;
+  one.fit(few);
+  const auto f = one.predict(test::candidates_of(obs));
+  CHECK(std::isfinite(f[0].median_ms));
+  CHECK(f[0].median_ms > 0);
+  std::vector<Observation> failed;
+  for (const auto& ob : obs)
+    if (!ob.measurement.ok()) failed.push_back(ob);
+  GaussianProcessSurrogate none;
+  CHECK_THROWS_AS(none.fit(failed), invalid_argument_error);
 }
 
 #if GPUFORECAST_HAVE_XGBOOST
