@@ -5,6 +5,7 @@
 //                      [--width 32] [--depth 2] [--heads 4] [--epochs E] [--max-steps S]
 //                      [--min-steps S] [--lr X] [--rank-weight X] [--batch B] [--ffn M]
 //                      [--patience P] [--val F] [--threads T] [--wd X] [--model-seed S]
+//                      [--module-path 1]   (torch::nn's own encoder forward: the reference)
 //   transformer_tuning --transfer dedispersion_milo/A100,... [--k 0,20,100]   (unseen device)
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
+#include "surrogate/transformer/inference_path.hpp"
 #include "common/split_list.hpp"
 
 using namespace gpuforecast;
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
     else if (k == "--patience") opt.patience = std::stoi(v);
     else if (k == "--val") opt.validation_fraction = std::stod(v);
     else if (k == "--threads") opt.threads = std::stoi(v);
+    else if (k == "--module-path") detail::transformer::set_module_path(v != "0");
     else if (k == "--wd") opt.weight_decay = std::stod(v);
     else if (k == "--infer-batch") opt.inference_batch = std::stoi(v);
     else if (k == "--model-seed") model_seed = std::stoull(v);

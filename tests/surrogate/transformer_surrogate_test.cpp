@@ -286,19 +286,21 @@ TEST_CASE("transformer: launch geometry from a T1 spec and CUDA source tokens") 
 
 namespace {
 
+void check_training_paths_agree(std::span<const Observation> train, const std::vector<Candidate>& c);
+
 // Forecasts of the fast inference path and of the torch::nn modules (training's forward pass)
 // agree to float rounding: 1e-5 relative on times, 1e-5 absolute on probabilities.
 void check_paths_agree(const TransformerSurrogate& model, const std::vector<Candidate>& cands) {
   const auto fast = model.predict(cands);
-  detail::transformer::set_module_inference(true);
+  detail::transformer::set_module_path(true);
   std::vector<Forecast> slow;
   try {
     slow = model.predict(cands);
   } catch (...) {
-    detail::transformer::set_module_inference(false);
+    detail::transformer::set_module_path(false);
     throw;
   }
-  detail::transformer::set_module_inference(false);
+  detail::transformer::set_module_path(false);
   REQUIRE(fast.size() == slow.size());
   for (std::size_t i = 0; i < fast.size(); ++i) {
     INFO("candidate " << i);
@@ -324,9 +326,9 @@ TEST_CASE("transformer: the fast inference path gives the modules' forecasts") {
   const std::vector<Candidate> ref{t.test[3]};
   const std::vector<Candidate> c(t.test.begin() + 10, t.test.begin() + 60);
   const auto fast = t.model.predict_bins(ref, c);
-  detail::transformer::set_module_inference(true);
+  detail::transformer::set_module_path(true);
   const auto slow = t.model.predict_bins(ref, c);
-  detail::transformer::set_module_inference(false);
+  detail::transformer::set_module_path(false);
   for (std::size_t i = 0; i < c.size(); ++i)
     for (std::size_t j = 0; j < 8; ++j) CHECK(fast[i][j] == Approx(slow[i][j]).margin(1e-5));
 }
@@ -369,4 +371,43 @@ TEST_CASE("transformer: the fast inference path pads and masks like the modules"
   check_paths_agree(s, cands);
   s.set_reference(cands[1]);
   check_paths_agree(s, cands);
+  check_training_paths_agree(obs, cands);  // padded training batches too
+}
+
+namespace {
+
+// A few optimiser steps from the same seed with training's batch-first forward and with the
+// modules' forward give the same model up to float rounding (differences would grow over a long
+// schedule, as they do between thread counts).
+void check_training_paths_agree(std::span<const Observation> train, const std::vector<Candidate>& c) {
+  TransformerOptions o = small_options();
+  o.width = 32;
+  o.depth = 2;
+  o.heads = 4;
+  o.min_steps = o.max_steps = 3;
+  o.validation_fraction = 0;
+  TransformerSurrogate batch_first(o), modules(o);
+  batch_first.fit(train);
+  detail::transformer::set_module_path(true);
+  try {
+    modules.fit(train);
+  } catch (...) {
+    detail::transformer::set_module_path(false);
+    throw;
+  }
+  detail::transformer::set_module_path(false);
+  const auto a = batch_first.predict(c), b = modules.predict(c);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    CHECK(a[i].median_ms == Approx(b[i].median_ms).epsilon(1e-4));
+    CHECK(a[i].p_fail == Approx(b[i].p_fail).margin(1e-4));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("transformer: training's batch-first forward is the modules' forward") {
+  const auto split = dedispersion().split_random(0.02, 7, false);
+  std::vector<Candidate> c;
+  for (std::size_t i = 0; i < 200; ++i) c.push_back(split.test[i].candidate);
+  check_training_paths_agree(split.train, c);
 }

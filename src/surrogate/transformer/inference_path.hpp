@@ -1,11 +1,12 @@
 #pragma once
-// For tests and diagnostics: TransformerSurrogate's inference (predict, predict_bins, reinforce's
-// embeddings) normally runs a faster re-implementation of the model's forward pass (distinct
-// tokens embedded once, batch-first encoder with a hand-written attention). With module
-// inference on, it runs the torch::nn modules that training uses instead; both must agree to
-// float rounding. Process-wide; not meant to be switched while another thread predicts.
+// For tests and diagnostics. TransformerSurrogate normally runs re-implementations of its
+// encoder's forward pass: in inference (predict, predict_bins, reinforce's embeddings) a fast
+// one (distinct tokens embedded once, batch-first layers with a hand-written attention), in
+// training a batch-first one from differentiable torch ops (no per-matrix bmm). With the module
+// path on, both run torch::nn::TransformerEncoder's own forward instead; all must agree to float
+// rounding. Process-wide; not meant to be switched while another thread uses a model.
 namespace gpuforecast::detail::transformer {
 
-void set_module_inference(bool on) noexcept;
+void set_module_path(bool on) noexcept;
 
 }  // namespace gpuforecast::detail::transformer

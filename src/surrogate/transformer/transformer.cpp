@@ -36,6 +36,33 @@ using torch::Tensor;
 constexpr std::uint32_t format_version = 1;
 constexpr double ln2 = std::numbers::ln2;
 
+// detail::transformer::set_module_path: run torch::nn::TransformerEncoder's own forward (the
+// reference) instead of the re-implementations below, in training and in inference.
+std::atomic<bool> g_module_path{false};
+
+// One post-norm GELU encoder layer, batch-first on x [B, L, d] with torch ops (differentiable):
+// TransformerEncoderLayerImpl::forward without dropout. libtorch 1.13's MultiheadAttention does
+// its two products as bmm over B * heads tiny matrices, which the CPU backend runs as one GEMM
+// call per matrix; here scores and weighted values are broadcast products summed over one axis.
+Tensor encoder_layer_autograd(torch::nn::TransformerEncoderLayerImpl& layer, const Tensor& x, const Tensor& pad) {
+  auto& sa = *layer.self_attn;
+  const auto b = x.size(0), l = x.size(1), d = x.size(2), heads = sa.options.num_heads(), dh = d / heads;
+  const Tensor qkv = torch::linear(x, sa.in_proj_weight, sa.in_proj_bias);  // [B, L, 3d]
+  const Tensor q = qkv.narrow(2, 0, d).reshape({b, l, heads, dh}).transpose(1, 2) *
+                   (1.0 / std::sqrt(static_cast<double>(dh)));                      // [B, H, L, dh]
+  const Tensor k = qkv.narrow(2, d, d).reshape({b, l, heads, dh}).transpose(1, 2);  // [B, H, L, dh]
+  const Tensor v = qkv.narrow(2, 2 * d, d).reshape({b, l, heads, dh}).transpose(1, 2);
+  Tensor scores = (q.unsqueeze(3) * k.unsqueeze(2)).sum(-1);  // [B, H, Lq, Lk]
+  if (pad.defined()) scores = scores.masked_fill(pad.view({b, 1, 1, l}), -std::numeric_limits<float>::infinity());
+  const Tensor w = torch::softmax(scores, -1);
+  const Tensor att = (w.unsqueeze(-1) * v.unsqueeze(2)).sum(3).transpose(1, 2).reshape({b, l, d});
+  Tensor y = torch::layer_norm(x + torch::linear(att, sa.out_proj->weight, sa.out_proj->bias), {d}, layer.norm1->weight,
+                               layer.norm1->bias, layer.norm1->options.eps());
+  const Tensor f = torch::linear(torch::gelu(torch::linear(y, layer.linear1->weight, layer.linear1->bias)),
+                                 layer.linear2->weight, layer.linear2->bias);
+  return torch::layer_norm(y + f, {d}, layer.norm2->weight, layer.norm2->bias, layer.norm2->options.eps());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Model
 
@@ -82,6 +109,8 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
   // a candidate's sequence is [CLS] + its parameters + geometry + features + that token.
   Tensor cls(const Tensor& ctx, const Tensor& type, const Tensor& name, const Tensor& cat, const Tensor& num,
              const Tensor& pad) {
+    if (opt.dropout == 0.0 && !g_module_path.load(std::memory_order_relaxed))
+      return cls_batch_first(ctx, type, name, cat, num, pad);
     const auto b = type.size(0);
     Tensor x = embed(type, name, cat, num).transpose(0, 1);  // [Lp, B, d]
     Tensor mask = pad;
@@ -93,6 +122,27 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
     Tensor y = encoder->forward(x, {}, mask);
     // [CLS] plus the mean of all outputs: pooling gives every token a direct gradient path.
     return final_norm(y[0] + y.mean(0));
+  }
+
+  // The same as cls() with the encoder layers run batch-first by encoder_layer_autograd (no
+  // dropout): what training uses.
+  Tensor encode_batch_first(Tensor x, const Tensor& pad) {
+    for (std::size_t i = 0; i < encoder->layers->size(); ++i)
+      x = encoder_layer_autograd(*encoder->layers->ptr<torch::nn::TransformerEncoderLayerImpl>(i), x, pad);
+    return x;
+  }
+  Tensor cls_batch_first(const Tensor& ctx, const Tensor& type, const Tensor& name, const Tensor& cat,
+                         const Tensor& num, const Tensor& pad) {
+    const auto b = type.size(0);
+    Tensor x = embed(type, name, cat, num);  // [B, Lp, d]
+    Tensor mask = pad;
+    if (ctx.defined() && ctx.size(0) > 0) {
+      const Tensor summary = ctx_proj(encode_batch_first(ctx.unsqueeze(0), {}).mean(1));  // [1, d]
+      x = torch::cat({x, summary.unsqueeze(1).expand({b, 1, summary.size(1)})}, 1);
+      if (pad.defined()) mask = torch::cat({pad, torch::zeros({b, 1}, torch::kBool)}, 1);
+    }
+    const Tensor y = encode_batch_first(x, mask);
+    return final_norm(y.select(1, 0) + y.mean(1));
   }
 
   // Ordered quantiles q05 <= q50 <= q95 in normalised log-time units: [B, 3].
@@ -210,8 +260,6 @@ Block encode_block(const std::vector<const Candidate*>& cands, const Transformer
 //   with their dispatch overhead per batch;
 // - the shared context is encoded once per group, not once per batch.
 // Training keeps the module path (autograd); a test checks both paths agree.
-
-std::atomic<bool> g_module_inference{false};  // detail::transformer::set_module_inference
 
 // Eight floats (GCC vector extension: one AVX register, or two SSE ones in the default clone).
 // The helpers below pass them by value; they are internal and inlined, so the psABI note about
@@ -505,6 +553,95 @@ Tensor as_index(const std::vector<std::int64_t>& v) {
       .clone();
 }
 
+// torch::optim::AdamW's update (amsgrad off, betas 0.9 / 0.999, eps 1e-8) fused with
+// clip_grad_norm_ into one pass over each parameter, instead of ~12 tensor operations per
+// parameter (the dense gradients of the 4096-row name embeddings make those passes the bulk of
+// a small model's step). Same arithmetic in float up to rounding. A parameter that once had a
+// gradient keeps being updated with a zero gradient when a step gives it none, as with
+// Optimizer::zero_grad(), which zeroes gradients rather than dropping them.
+class FusedAdamW {
+ public:
+  FusedAdamW(std::vector<Tensor> params, double lr, double weight_decay)
+      : m_params(std::move(params)), m_state(m_params.size()), m_lr(lr), m_wd(weight_decay) {}
+
+  void set_lr(double lr) { m_lr = lr; }
+
+  // Drops gradients (backward then writes fresh ones instead of adding to zeros).
+  void zero_grad() {
+    for (auto& p : m_params) p.mutable_grad() = Tensor{};
+  }
+
+  // Clips the gradients' total 2-norm to `max_norm`, then takes one AdamW step.
+  void step(double max_norm) {
+    torch::NoGradGuard ng;
+    double sq = 0;
+    for (auto& p : m_params) {
+      const Tensor& g = p.grad();
+      if (!g.defined()) continue;
+      const Tensor gc = g.contiguous();
+      sq += squared_norm(gc.data_ptr<float>(), gc.numel());
+    }
+    const auto coef = static_cast<float>(std::min(1.0, max_norm / (std::sqrt(sq) + 1e-6)));
+    constexpr double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    for (std::size_t k = 0; k < m_params.size(); ++k) {
+      Tensor& p = m_params[k];
+      State& st = m_state[k];
+      const Tensor g = p.grad().defined() ? p.grad().contiguous() : Tensor{};
+      if (!g.defined() && !st.m.defined()) continue;
+      if (!st.m.defined()) {
+        st.m = torch::zeros_like(p);
+        st.v = torch::zeros_like(p);
+      }
+      ++st.step;
+      const double bc1 = 1 - std::pow(beta1, static_cast<double>(st.step));
+      const double bc2 = 1 - std::pow(beta2, static_cast<double>(st.step));
+      const Tensor gz = g.defined() ? g : torch::zeros_like(p);
+      update(p.data_ptr<float>(), gz.data_ptr<float>(), st.m.data_ptr<float>(),
+             st.v.data_ptr<float>(), p.numel(), coef, static_cast<float>(1 - m_lr * m_wd), static_cast<float>(beta1),
+             static_cast<float>(1 - beta1), static_cast<float>(beta2), static_cast<float>(1 - beta2),
+             static_cast<float>(std::sqrt(bc2)), static_cast<float>(eps), static_cast<float>(m_lr / bc1));
+    }
+  }
+
+ private:
+  struct State {
+    Tensor m, v;
+    std::int64_t step = 0;
+  };
+
+  // Sum of squares in 8 float lanes (vectorises), added up in double.
+  __attribute__((target_clones("avx2", "default"))) static double squared_norm(const float* __restrict g,
+                                                                               std::int64_t n) {
+    float lanes[8] = {};
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) lanes[k] += g[i + k] * g[i + k];
+    double sq = 0;
+    for (; i < n; ++i) sq += static_cast<double>(g[i]) * g[i];
+    for (float x : lanes) sq += x;
+    return sq;
+  }
+
+  // -fno-math-errno (CMakeLists.txt) lets the square root vectorise.
+  __attribute__((target_clones("avx2", "default"))) static void update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                     std::int64_t n, float coef, float decay, float b1, float one_b1, float b2, float one_b2,
+                     float sqrt_bc2, float eps, float step_size) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float gi = g[i] * coef;
+      const float pi = p[i] * decay;
+      const float mi = m[i] * b1 + gi * one_b1;
+      const float vi = v[i] * b2 + gi * gi * one_b2;
+      m[i] = mi;
+      v[i] = vi;
+      p[i] = pi - step_size * (mi / (std::sqrt(vi) / sqrt_bc2 + eps));
+    }
+  }
+
+  std::vector<Tensor> m_params;
+  std::vector<State> m_state;
+  double m_lr, m_wd;
+};
+
 int resolved_threads(int t) {
   if (t > 0) return t;
   return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
@@ -663,7 +800,10 @@ struct TransformerSurrogate::Impl {
       any_val = any_val || !g.val.empty();
     }
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
+    // torch::optim::AdamW and clip_grad_norm_ on the module path (the reference), else fused.
+    const bool reference = g_module_path.load(std::memory_order_relaxed);
     torch::optim::AdamW optim(net->parameters(), torch::optim::AdamWOptions(lr).weight_decay(opt.weight_decay));
+    FusedAdamW fused(net->parameters(), lr, opt.weight_decay);
     const int warm = schedule ? std::max(1, static_cast<int>(opt.warmup_fraction * steps)) : 0;
     const int check_every = std::max(10, steps / 40);
     double best = std::numeric_limits<double>::infinity();
@@ -678,6 +818,7 @@ struct TransformerSurrogate::Impl {
                              : 0.5 * lr * (1.0 + std::cos(std::numbers::pi * (step - warm) / std::max(1, steps - warm)));
       }
       for (auto& pg : optim.param_groups()) static_cast<torch::optim::AdamWOptions&>(pg.options()).lr(lr_now);
+      fused.set_lr(lr_now);
       auto& g = groups[pick(rng)];
       auto& rows = g.train;
       const auto bs = std::min(rows.size(), static_cast<std::size_t>(opt.batch_size));
@@ -689,10 +830,16 @@ struct TransformerSurrogate::Impl {
       const Losses l = compute_losses(*net, g, idx, opt.bin_weight > 0);
       const Tensor loss = opt.quantile_weight * l.quantile + opt.rank_weight * l.rank + opt.fail_weight * l.fail +
                           opt.bin_weight * l.bin;
-      optim.zero_grad();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
-      optim.step();
+      if (reference) {
+        optim.zero_grad();
+        loss.backward();
+        torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
+        optim.step();
+      } else {
+        fused.zero_grad();
+        loss.backward();
+        fused.step(1.0);
+      }
       rep.steps = step + 1;
       if (any_val && ((step + 1) % check_every == 0 || step + 1 == steps)) {
         const double v = validation_loss(groups);
@@ -784,7 +931,7 @@ struct TransformerSurrogate::Impl {
   void forward_rows(std::span<const Candidate> cands, const std::vector<std::size_t>& rows, tr::CandidateEncoder& enc,
                     F&& f) {
     const auto batch = static_cast<std::size_t>(opt.inference_batch);
-    if (g_module_inference.load(std::memory_order_relaxed)) {
+    if (g_module_path.load(std::memory_order_relaxed)) {
       for (std::size_t start = 0; start < rows.size(); start += batch) {
         const auto end = std::min(rows.size(), start + batch);
         std::vector<const Candidate*> chunk;
@@ -1099,7 +1246,7 @@ struct TransformerSurrogate::Impl {
 // ---------------------------------------------------------------------------------------------
 
 namespace detail::transformer {
-void set_module_inference(bool on) noexcept { g_module_inference.store(on, std::memory_order_relaxed); }
+void set_module_path(bool on) noexcept { g_module_path.store(on, std::memory_order_relaxed); }
 }  // namespace detail::transformer
 
 TransformerSurrogate::TransformerSurrogate(TransformerOptions options) : m_impl(std::make_unique<Impl>(options)) {}
