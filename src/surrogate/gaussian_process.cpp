@@ -39,7 +39,7 @@ const double kSqrt5 = std::sqrt(5.0);
 
 // Matern 5/2 of scaled distance r, without the signal variance.
 inline double matern(double r) { return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r); }
-// d matern / d(r^2) * 2 r^2 / r^2 ... the factor that, times (z_i - z_k)^2, gives d k / d log l.
+// With z = x / l: d matern(r) / d log l_j = length_factor(r) * (z_ij - z_kj)^2.
 inline double length_factor(double r) { return 5.0 / 3.0 * (1.0 + kSqrt5 * r) * std::exp(-kSqrt5 * r); }
 
 RowMatrix to_matrix(const std::vector<double>& z, std::size_t rows, std::size_t cols) {
