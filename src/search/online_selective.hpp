@@ -4,7 +4,8 @@
 // search. The surrogate is either trained online from the search's own measurements, or a
 // pre-trained one (a model file, or a model in memory) refined online by a small correction
 // model learned on the ratio measured / forecast, so that a pre-trained model of many thousand
-// rows is never refitted inside the loop. The calibrator is refitted every round on prequential
+// rows is never refitted inside the loop, blended with a target-only model by their prequential
+// rank correlations on the target. The calibrator is refitted every round on prequential
 // residuals: forecasts made before the surrogate learned the point they forecast.
 #include <cstdint>
 #include <optional>
@@ -18,7 +19,8 @@
 namespace gpuforecast::search_detail {
 
 // A fresh surrogate of `kind` configured for use inside a search (small, fast refits):
-// "default" is k-nearest neighbours; "ensemble" is XGBoost + knn.
+// "default" is XGBoost (k-nearest neighbours where XGBoost is not built in); "ensemble" is
+// XGBoost + knn.
 [[nodiscard]] AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed);
 
 // Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.

@@ -3,7 +3,9 @@
 // SelectiveForecaster (surrogate + SelectiveCalibrator), updated after every round. Without a
 // pre-trained surrogate, one of kind `online_kind` is trained from the search's own
 // measurements; with one (trained on other devices or kernels), it ranks from the first round
-// and a small online model of `online_kind` learns the ratio measured / forecast on the target.
+// and a small online model of `online_kind` learns the ratio measured / forecast on the target;
+// a second one, trained on the target's measurements alone, joins after 10 ok measurements,
+// each part weighted by how well it ranked the target's measurements before learning them.
 // The calibrator is refitted each round on prequential residuals (forecasts made before the
 // surrogate saw the point), with adaptive conformal updates in between.
 #include <cstdint>
@@ -16,7 +18,8 @@
 
 namespace gpuforecast {
 
-// online_kind: "default" (k-nearest neighbours), "knn", "xgboost", "ridge", "ensemble" (XGBoost + knn)
+// online_kind: "default" (XGBoost, or k-nearest neighbours where XGBoost is not built in), "knn",
+// "xgboost", "ridge", "ensemble" (XGBoost + knn)
 [[nodiscard]] SelectiveModel make_search_model(const std::string& online_kind = "default", std::uint64_t seed = 0);
 [[nodiscard]] SelectiveModel make_search_model(AnySurrogate pretrained, const std::string& online_kind = "default",
                                                std::uint64_t seed = 0,

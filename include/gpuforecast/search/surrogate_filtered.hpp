@@ -1,10 +1,11 @@
 #pragma once
 // Surrogate-filtered search (the GPU Forecasters loop; TVM's cost-model-guided evolution):
-// every round proposes many more candidates than it may measure (mutations and uniform
-// crossovers of the best measured configurations, plus random ones), a SelectivePredictor
-// forecasts them all, the most promising are measured, a share of the round goes to candidates
-// the predictor defers as uncertain (exploration: best optimistic bound first), and the
-// predictor learns from the round's measurements before the next one.
+// after an initial design, every round proposes many more candidates than it may measure
+// (mutations and uniform crossovers of the best measured configurations, every single-parameter
+// change of the best few, plus random ones), a SelectivePredictor forecasts them all, the
+// forecast best unmeasured neighbour of the incumbent and the most promising are measured, a
+// share of the round goes to candidates the predictor defers as uncertain (exploration), and
+// the predictor learns from the round's measurements before the next one.
 #include <cstddef>
 #include <cstdint>
 
