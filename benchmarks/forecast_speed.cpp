@@ -5,6 +5,8 @@
 //
 //   forecast_speed [--data DIR] [--quick] [--surrogates a,b] [--batch 4096] [--seconds 2] [--no-train]
 // --no-train skips the timed fit on dedispersion (for profiling the scoring loop).
+// --module-path runs the transformer through torch::nn's own encoder and optimiser (the reference
+// implementation its faster paths are checked against: the "before" of docs/transformer.md).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -51,11 +53,12 @@ int main(int argc, char** argv) try {
     else if (k == "--batch") batch = std::stoul(value());
     else if (k == "--seconds") seconds = std::stod(value());
     else if (k == "--no-train") time_training = false;
+    else if (k == "--module-path") setenv("GPUFORECAST_TRANSFORMER_MODULE_PATH", "1", 1);
     else if (k == "--quick") {
       seconds = 0.5;
       singles = 100;
     } else if (k == "--help" || k == "-h") {
-      fmt::print("usage: forecast_speed [--data DIR] [--quick] [--surrogates a,b] [--batch N] [--seconds S] [--no-train]\n");
+      fmt::print("usage: forecast_speed [--data DIR] [--quick] [--surrogates a,b] [--batch N] [--seconds S] [--no-train] [--module-path]\n");
       return 0;
     } else throw invalid_argument_error("unknown option " + k);
   }

@@ -17,6 +17,7 @@
 #include <numbers>
 #include <numeric>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -38,7 +39,15 @@ constexpr double ln2 = std::numbers::ln2;
 
 // detail::transformer::set_module_path: run torch::nn::TransformerEncoder's own forward (the
 // reference) instead of the re-implementations below, in training and in inference.
+// GPUFORECAST_TRANSFORMER_MODULE_PATH=1 in the environment (read at the first use) does the same.
 std::atomic<bool> g_module_path{false};
+bool module_path() {
+  static const bool from_env = [] {
+    const char* e = std::getenv("GPUFORECAST_TRANSFORMER_MODULE_PATH");
+    return e != nullptr && *e != '\0' && std::string_view(e) != "0";
+  }();
+  return from_env || g_module_path.load(std::memory_order_relaxed);
+}
 
 // One post-norm GELU encoder layer, batch-first on x [B, L, d] with torch ops (differentiable):
 // TransformerEncoderLayerImpl::forward without dropout. libtorch 1.13's MultiheadAttention does
@@ -109,7 +118,7 @@ struct NetImpl : torch::nn::Cloneable<NetImpl> {
   // a candidate's sequence is [CLS] + its parameters + geometry + features + that token.
   Tensor cls(const Tensor& ctx, const Tensor& type, const Tensor& name, const Tensor& cat, const Tensor& num,
              const Tensor& pad) {
-    if (opt.dropout == 0.0 && !g_module_path.load(std::memory_order_relaxed))
+    if (opt.dropout == 0.0 && !module_path())
       return cls_batch_first(ctx, type, name, cat, num, pad);
     const auto b = type.size(0);
     Tensor x = embed(type, name, cat, num).transpose(0, 1);  // [Lp, B, d]
@@ -801,7 +810,7 @@ struct TransformerSurrogate::Impl {
     }
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
     // torch::optim::AdamW and clip_grad_norm_ on the module path (the reference), else fused.
-    const bool reference = g_module_path.load(std::memory_order_relaxed);
+    const bool reference = module_path();
     torch::optim::AdamW optim(net->parameters(), torch::optim::AdamWOptions(lr).weight_decay(opt.weight_decay));
     FusedAdamW fused(net->parameters(), lr, opt.weight_decay);
     const int warm = schedule ? std::max(1, static_cast<int>(opt.warmup_fraction * steps)) : 0;
@@ -931,7 +940,7 @@ struct TransformerSurrogate::Impl {
   void forward_rows(std::span<const Candidate> cands, const std::vector<std::size_t>& rows, tr::CandidateEncoder& enc,
                     F&& f) {
     const auto batch = static_cast<std::size_t>(opt.inference_batch);
-    if (g_module_path.load(std::memory_order_relaxed)) {
+    if (module_path()) {
       for (std::size_t start = 0; start < rows.size(); start += batch) {
         const auto end = std::min(rows.size(), start + batch);
         std::vector<const Candidate*> chunk;
