@@ -372,10 +372,14 @@ void attention(const float* qkv, const bool* pad, float* out, std::int64_t n, st
   const std::int64_t dh = d / heads;
   const std::int64_t l8 = (l + 7) / 8 * 8;
   const std::int64_t grain = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(1, l * l * d));
-  at::parallel_for(0, n, grain, [&](std::int64_t b0, std::int64_t b1) {
+  const auto rows = [&](std::int64_t b0, std::int64_t b1) {
     std::vector<float> scratch(static_cast<std::size_t>(dh * l8 + 2 * l8));
     attention_rows(qkv, pad, out, b0, b1, l, d, heads, scratch.data());
-  });
+  };
+  // A few sequences (one candidate, a group's context) stay on this thread: waking passive
+  // OpenMP threads costs more than they would save.
+  if (n <= 4 * grain) rows(0, n);
+  else at::parallel_for(0, n, grain, rows);
 }
 
 // One post-norm GELU encoder layer (TransformerEncoderLayerImpl::forward without dropout) on
