@@ -52,7 +52,7 @@ gpuforecast::cli::RegisterCommand reg{"train", [](CLI::App& app) {
       ->check(CLI::ExistingFile);
   c->add_option("--out", args->out, "model file to write (.gfm)")->required();
   c->add_option("--surrogate", args->surrogate,
-                "transformer, xgboost, ridge, knn, ensemble or default (what measures best in this build)")
+                "default (what measures best in this build), ensemble, transformer, xgboost, gp, ridge, knn, or a blend such as \"ensemble(xgboost=0.8,transformer=0.2)\"")
       ->capture_default_str();
   c->add_option("--seed", args->seed, "seed of every random choice in training")->capture_default_str();
   c->callback([args] { run(*args); });
