@@ -134,13 +134,7 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
   if (m_base && m_fresh_fitted) {
     // Forecasts of both parts before they learn these points: the record that weighs them.
-    std::vector<Candidate> cands;
-    std::vector<double> times;
-    for (const auto& o : observations)
-      if (o.measurement.ok() && o.measurement.median_ms > 0) {
-        cands.push_back(o.candidate);
-        times.push_back(o.measurement.median_ms);
-      }
+    const auto [cands, times] = successful_runs(observations);
     if (!cands.empty()) {
       auto f = m_base->predict(cands);
       if (m_online_fitted) {
@@ -242,13 +236,7 @@ std::vector<Decision> OnlineSelective::decide(std::span<const Candidate> c) {
 
 void OnlineSelective::update(std::span<const Observation> observations) {
   if (m_surrogate.ready()) {
-    std::vector<Candidate> cands;
-    std::vector<double> times;
-    for (const auto& o : observations)
-      if (o.measurement.ok() && o.measurement.median_ms > 0) {
-        cands.push_back(o.candidate);
-        times.push_back(o.measurement.median_ms);
-      }
+    const auto [cands, times] = successful_runs(observations);
     if (!cands.empty()) {
       auto f = m_surrogate.predict(cands);
       // Prequential: forecast before the surrogate learns these points, so the residuals are

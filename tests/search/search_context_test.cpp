@@ -96,16 +96,7 @@ struct OraclePredictor {
   std::size_t updates = 0;
   std::vector<Decision> decide(std::span<const Candidate> c) {
     std::vector<Decision> out;
-    for (const auto& k : c) {
-      Decision d;
-      d.forecast.median_ms = test::synthetic_time(k.config);
-      d.forecast.lower_ms = d.forecast.median_ms * 0.9;
-      d.forecast.upper_ms = d.forecast.median_ms * 1.1;
-      d.interval_low_ms = d.forecast.lower_ms;
-      d.interval_high_ms = d.forecast.upper_ms;
-      d.defer = false;
-      out.push_back(d);
-    }
+    for (const auto& k : c) out.push_back(test::confident_decision(test::synthetic_time(k.config)));
     return out;
   }
   void update(std::span<const Observation> o) { updates += o.size(); }

@@ -28,16 +28,7 @@ std::size_t differing(const Config& a, const Config& b) {
 struct InvertedPredictor {
   std::vector<Decision> decide(std::span<const Candidate> c) {
     std::vector<Decision> out;
-    for (const auto& k : c) {
-      Decision d;
-      d.forecast.median_ms = 100.0 / test::synthetic_time(k.config);
-      d.forecast.lower_ms = d.forecast.median_ms * 0.9;
-      d.forecast.upper_ms = d.forecast.median_ms * 1.1;
-      d.interval_low_ms = d.forecast.lower_ms;
-      d.interval_high_ms = d.forecast.upper_ms;
-      d.defer = false;
-      out.push_back(d);
-    }
+    for (const auto& k : c) out.push_back(test::confident_decision(100.0 / test::synthetic_time(k.config)));
     return out;
   }
 };

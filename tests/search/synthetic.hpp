@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/space/enumerate.hpp"
@@ -51,6 +52,18 @@ inline SpaceData synthetic_data() {
     }
     d.observations.push_back(std::move(o));
   }
+  return d;
+}
+
+// A forecast the predictor is sure of: +-10% around `median_ms`, not deferred.
+inline Decision confident_decision(double median_ms) {
+  Decision d;
+  d.forecast.median_ms = median_ms;
+  d.forecast.lower_ms = median_ms * 0.9;
+  d.forecast.upper_ms = median_ms * 1.1;
+  d.interval_low_ms = d.forecast.lower_ms;
+  d.interval_high_ms = d.forecast.upper_ms;
+  d.defer = false;
   return d;
 }
 

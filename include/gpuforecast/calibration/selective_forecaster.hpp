@@ -29,16 +29,11 @@ class SelectiveForecaster {
   // New measurements from a search: the calibrator adapts its level (adaptive conformal) on
   // the forecasts made before the surrogate learns from them, then the surrogate updates.
   void update(std::span<const Observation> observations) {
-    std::vector<Candidate> cands;
-    std::vector<double> times;
-    for (const auto& o : observations)
-      if (o.measurement.ok() && o.measurement.median_ms > 0) {
-        cands.push_back(o.candidate);
-        times.push_back(o.measurement.median_ms);
-      }
-    if (!cands.empty()) {
-      const std::vector<Forecast> f = m_surrogate.predict(std::span<const Candidate>(cands));
-      for (std::size_t i = 0; i < cands.size(); ++i) m_calibrator.update(cands[i], f[i], times[i]);
+    const TimedCandidates runs = successful_runs(observations);
+    if (!runs.candidates.empty()) {
+      const std::vector<Forecast> f = m_surrogate.predict(std::span<const Candidate>(runs.candidates));
+      for (std::size_t i = 0; i < runs.candidates.size(); ++i)
+        m_calibrator.update(runs.candidates[i], f[i], runs.median_ms[i]);
     }
     m_surrogate.update(observations);
   }
