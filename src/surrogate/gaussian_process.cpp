@@ -119,6 +119,8 @@ void train(GaussianProcessSurrogate::State& s, const GaussianProcessOptions& o) 
   s.posterior_rows.assign(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(std::min(ok.size(), o.max_points)));
   const std::size_t nh = std::min(ok.size(), std::max<std::size_t>(o.hyper_points, 2));
   const auto targets = s.base.norm.targets(rows);
+  // Every row standardised once: the hyper-parameter subset and the failure classifier use it.
+  const auto z_all = s.input.apply(rows.x.data(), rows.rows(), rows.dim);
 
   double mean = 0;
   for (auto r : s.posterior_rows) mean += targets[r];
@@ -128,8 +130,7 @@ void train(GaussianProcessSurrogate::State& s, const GaussianProcessOptions& o) 
   RowMatrix x(static_cast<Eigen::Index>(nh), static_cast<Eigen::Index>(d));
   Eigen::VectorXd y(static_cast<Eigen::Index>(nh));
   for (std::size_t i = 0; i < nh; ++i) {
-    const auto xi = s.input.apply(rows.x.data() + ok[i] * rows.dim, 1, rows.dim);
-    for (std::size_t j = 0; j < d; ++j) x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = xi[j];
+    for (std::size_t j = 0; j < d; ++j) x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = z_all[ok[i] * d + j];
     y[static_cast<Eigen::Index>(i)] = targets[ok[i]] - s.mean;
   }
   double var = y.squaredNorm() / static_cast<double>(std::max<std::size_t>(nh, 1));
@@ -209,7 +210,6 @@ void train(GaussianProcessSurrogate::State& s, const GaussianProcessOptions& o) 
     }
   }
   // Failure classifier on every row (failed ones included), as the ridge baseline does.
-  const auto z_all = s.input.apply(rows.x.data(), rows.rows(), rows.dim);
   std::vector<double> failed(rows.rows());
   for (std::size_t i = 0; i < rows.rows(); ++i) failed[i] = rows.ok(i) ? 0.0 : 1.0;
   s.failure.fit(z_all, d, failed, 1.0);
