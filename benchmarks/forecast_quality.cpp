@@ -51,6 +51,7 @@ struct Args {
   std::vector<std::string> devices{"A100", "A4000", "A6000"};
   bool interpolation = true, transfer = true;
   std::string json;
+  fs::path dump;  // --dump-forecasts: every split's truth and median forecasts, for blending offline
 };
 
 Args parse(int argc, char** argv) {
@@ -82,9 +83,11 @@ Args parse(int argc, char** argv) {
     else if (k == "--no-interpolation") a.interpolation = false;
     else if (k == "--no-transfer") a.transfer = false;
     else if (k == "--json") a.json = value();
+    else if (k == "--dump-forecasts") a.dump = value();
     else if (k == "--help" || k == "-h") {
       fmt::print("usage: forecast_quality [--data DIR] [--quick] [--seeds N] [--transfer-seeds N] [--fractions F,...]\n"
-                 "       [--ks K,...] [--surrogates S,...] [--kernels K,...] [--no-interpolation] [--no-transfer] [--json FILE]\n");
+                 "       [--ks K,...] [--surrogates S,...] [--kernels K,...] [--no-interpolation] [--no-transfer] [--json FILE]\n"
+                 "       [--dump-forecasts DIR]\n");
       std::exit(0);
     } else throw invalid_argument_error("unknown option " + k);
   }
@@ -97,6 +100,31 @@ struct Cell {
 
 using Clock = std::chrono::steady_clock;
 
+// One JSON file per split: the true times and every model's median forecasts (ensemble members
+// under their own names, a repeated kind as "xgboost#1"), so that blends can be studied offline
+// without training anything again.
+void dump_forecasts(const fs::path& dir, const EvaluationRun& proto, std::span<const double> truth,
+                    const std::map<std::string, std::vector<Forecast>>& forecasts) {
+  fs::create_directories(dir);
+  nlohmann::json j;
+  j["protocol"] = proto.protocol;
+  j["target"] = proto.target;
+  j["train_fraction"] = proto.train_fraction;
+  j["target_samples"] = proto.target_samples;
+  j["seed"] = proto.seed;
+  j["truth"] = std::vector<double>(truth.begin(), truth.end());
+  for (const auto& [name, f] : forecasts) {
+    std::vector<double> median;
+    for (const auto& x : f) median.push_back(x.median_ms);
+    j["median"][name] = median;
+  }
+  std::string file = fmt::format("{}-{}-{}-{}-{}.json", proto.protocol, proto.target, proto.train_fraction,
+                                 proto.target_samples, proto.seed);
+  for (char& c : file)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  std::ofstream(dir / file) << j.dump();
+}
+
 // Fits each requested surrogate on the split once and scores it; the ensemble from its members.
 std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const EvaluationSplit& split, EvaluationRun proto) {
   std::map<std::string, std::vector<Forecast>> forecasts;
@@ -108,10 +136,15 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
     if (const auto recipe = ensemble_recipe(name)) {
       std::vector<std::vector<Forecast>> members;
       double f = 0, p = 0;
-      for (const auto& m : recipe->members) {
+      const auto repeats = ensemble_member_repeats(recipe->members);
+      for (std::size_t i = 0; i < recipe->members.size(); ++i) {
+        // The first member of a kind shares the plain surrogate's seed and so its forecasts; a
+        // repeated kind has a seed of its own, exactly as make_surrogate builds the ensemble.
+        const std::string& kind = recipe->members[i];
+        const std::string m = repeats[i] == 0 ? kind : fmt::format("{}#{}", kind, repeats[i]);
         members.push_back(forecasts.count(m) ? forecasts[m] : std::vector<Forecast>{});
         if (members.back().empty()) {
-          auto model = make_surrogate(m, proto.seed);
+          auto model = make_surrogate(kind, ensemble_member_seed(proto.seed, repeats[i]));
           auto t0 = Clock::now();
           model.fit(split.train);
           fit_s[m] = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -154,6 +187,7 @@ std::map<std::string, EvaluationRun> evaluate_all(const Args& a, const Evaluatio
     r.test_count = split.test.size();
     out[s] = r;
   }
+  if (!a.dump.empty()) dump_forecasts(a.dump, proto, truth, forecasts);
   return out;
 }
 

@@ -242,6 +242,26 @@ TEST_CASE("registry: ensembles by recipe") {
   CHECK(AnyEnsemble::load(rd).weights() == std::vector<double>{0.75, 0.25});
 }
 
+TEST_CASE("registry: a member named twice gets a seed of its own") {
+  CHECK(ensemble_member_repeats({"xgboost", "gp", "xgboost", "transformer", "xgboost"}) ==
+        std::vector<std::size_t>{0, 0, 1, 0, 2});
+  CHECK(ensemble_member_seed(7, 0) == 7);  // the first of a kind shares the ensemble's seed
+  CHECK(ensemble_member_seed(7, 1) != ensemble_member_seed(7, 2));
+#if GPUFORECAST_HAVE_XGBOOST
+  // A bag of subsampled trees: each member differs from the others, and the bag from one model.
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  const auto c = test::candidates_of(obs);
+  auto one = make_surrogate("xgboost", 4);
+  auto bag = make_surrogate("ensemble(xgboost,xgboost)", 4);
+  one.fit(obs);
+  bag.fit(obs);
+  CHECK(medians(bag.predict(c)) != medians(one.predict(c)));
+  auto again = make_surrogate("ensemble(xgboost,xgboost)", 4);
+  again.fit(obs);
+  CHECK(medians(again.predict(c)) == medians(bag.predict(c)));  // and seeded
+#endif
+}
+
 TEST_CASE("registry: every name builds, fits and reports its kind") {
   const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
   const auto names = surrogate_names();

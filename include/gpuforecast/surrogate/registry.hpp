@@ -17,7 +17,7 @@ namespace gpuforecast {
 [[nodiscard]] AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed = 0);
 // Names make_surrogate accepts in this build (without "default").
 [[nodiscard]] std::vector<std::string> surrogate_names();
-// Members of "ensemble" in this build, each made with the ensemble's seed: xgboost, gp and the
+// Members of "ensemble" in this build, each made with its own seed (ensemble_member_seed): xgboost, gp and the
 // transformer when libtorch is built in, otherwise xgboost and knn (ridge stands in for a
 // missing xgboost).
 [[nodiscard]] std::vector<std::string> ensemble_member_names();
@@ -31,6 +31,14 @@ struct EnsembleRecipe {
   std::vector<std::string> members;
   std::vector<double> weights;  // one per member
 };
+// The seed of an ensemble member that is the n-th (from 0) of its kind in the recipe: the
+// ensemble's own seed for the first, distinct ones after it, so that a member named twice, e.g.
+// ensemble(xgboost,xgboost,xgboost), bags differently subsampled models instead of repeating one.
+[[nodiscard]] constexpr std::uint64_t ensemble_member_seed(std::uint64_t seed, std::size_t n) noexcept {
+  return seed + 0x9e3779b97f4a7c15ULL * n;
+}
+// n for each member of the recipe: how many earlier members are of the same kind.
+[[nodiscard]] std::vector<std::size_t> ensemble_member_repeats(const std::vector<std::string>& members);
 // nullopt when `name` is not an ensemble name; invalid_argument_error when it is malformed
 // (the message quotes it) or names an unknown member.
 [[nodiscard]] std::optional<EnsembleRecipe> ensemble_recipe(std::string_view name);
