@@ -17,11 +17,12 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
 #include "common/split_list.hpp"
+#include "common/write_text_file.hpp"
 #include "surrogate/evaluation_json.hpp"
 
 namespace fs = std::filesystem;
@@ -122,7 +124,7 @@ void dump_forecasts(const fs::path& dir, const EvaluationRun& proto, std::span<c
                                  proto.target_samples, proto.seed);
   for (char& c : file)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-  std::ofstream(dir / file) << j.dump();
+  detail::write_text_file(dir / file, j.dump());
 }
 
 // Fits each requested surrogate on the split once and scores it; the ensemble from its members.
@@ -298,7 +300,7 @@ int main(int argc, char** argv) try {
   }
   fmt::print("\ntotal {:.0f} s\n", std::chrono::duration<double>(Clock::now() - t0).count());
   if (!a.json.empty()) {
-    std::ofstream(a.json) << all.dump(1) << "\n";
+    detail::write_text_file(a.json, all.dump(1) + "\n");
     fmt::print("runs written to {}\n", a.json);
   }
   return 0;

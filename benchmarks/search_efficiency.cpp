@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,6 +27,7 @@
 #include "gpuforecast/search/search_model.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
+#include "common/write_text_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -307,7 +307,7 @@ int main(int argc, char** argv) try {
     }
     plot.save((args.out / fmt::format("{}_{}.svg", t->kernel, t->device)).string());
   }
-  if (!args.json.empty()) std::ofstream(args.json) << js.dump(2) << "\n";
+  if (!args.json.empty()) gpuforecast::detail::write_text_file(args.json, js.dump(2) + "\n");
   fmt::print("SVG convergence curves in {}; total {:.0f} s\n", args.out.string(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 
 #include "gpuforecast/core/error.hpp"
+#include "common/write_text_file.hpp"
 
 namespace gpuforecast {
 
@@ -318,11 +318,7 @@ std::string SvgPlot::to_svg() const {
 }
 
 void SvgPlot::save(const std::string& path) const {
-  const std::string svg = to_svg();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw error(fmt::format("{}: cannot open for writing", path));
-  f << svg;
-  if (!f.flush()) throw error(fmt::format("{}: write failed", path));
+  detail::write_text_file(path, to_svg());
 }
 
 }  // namespace gpuforecast
