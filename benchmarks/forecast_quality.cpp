@@ -8,12 +8,14 @@
 //
 //   forecast_quality [--data DIR] [--quick] [--seeds 5] [--transfer-seeds 1] [--fractions 0.02,0.05,0.1]
 //                    [--ks 0,20,100] [--surrogates ridge,knn,xgboost,ensemble,...] [--kernels k1,k2]
-//                    [--no-interpolation] [--no-transfer] [--json FILE]
+//                    [--no-interpolation] [--no-transfer] [--json FILE] [--dump-forecasts DIR]
+// --dump-forecasts writes each split's true times and every model's median forecasts (one JSON
+// file per split) so that other blends can be scored without training again.
 //
 // Ensembles ("ensemble", or "ensemble(xgboost=0.7,transformer=0.3)": any members and weights)
 // are scored from their members' forecasts on the same split (exactly what make_surrogate
-// computes: the members are fitted with the same seed and data), so each member is fitted once
-// per split however many ensembles use it.
+// computes: the first member of a kind with the ensemble's seed, a repeated kind with its own,
+// ensemble_member_seed), so each member is fitted once per split however many ensembles use it.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
