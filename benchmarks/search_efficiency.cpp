@@ -260,11 +260,12 @@ int main(int argc, char** argv) try {
   std::vector<std::size_t> budgets;
   for (std::size_t b : {25, 50, 100, 200})
     if (b <= args.budget) budgets.push_back(b);
-  fmt::print("Search efficiency: mean fraction of optimum over {} seeds from seed {} (10th percentile in brackets)\n",
+  fmt::print("Search efficiency: mean fraction of optimum over {} seeds from seed {}, ± its standard error (10th "
+             "percentile in brackets)\n",
              args.seeds, args.first_seed);
   fmt::print("fraction of optimum = best time in the space / best stored time among the configurations measured\n\n");
   std::string header = fmt::format("{:<18} {:<10} {:<21}", "kernel", "device", "strategy");
-  for (auto b : budgets) header += fmt::format(" {:>14}", fmt::format("@{}", b));
+  for (auto b : budgets) header += fmt::format(" {:>20}", fmt::format("@{}", b));
   header += fmt::format(" {:>9}", "s/run");
   fmt::print("{}\n{}\n", header, std::string(header.size(), '-'));
   nlohmann::json js = nlohmann::json::array();
@@ -275,8 +276,9 @@ int main(int argc, char** argv) try {
       std::string row = fmt::format("{:<18} {:<10} {:<21}", t->kernel, t->device, st);
       nlohmann::json jr{{"kernel", t->kernel}, {"device", t->device}, {"strategy", st}, {"seeds", args.seeds}, {"first_seed", args.first_seed}};
       for (const auto& s : summary) {
-        row += fmt::format(" {:>14}", fmt::format("{:.3f} ({:.2f})", s.mean, s.p10));
+        row += fmt::format(" {:>20}", fmt::format("{:.3f}±{:.3f} ({:.2f})", s.mean, s.standard_error, s.p10));
         jr["mean"][std::to_string(s.budget)] = s.mean;
+        jr["standard_error"][std::to_string(s.budget)] = s.standard_error;
         jr["p10"][std::to_string(s.budget)] = s.p10;
       }
       row += fmt::format(" {:>9.2f}", cell.wall_s / static_cast<double>(args.seeds));

@@ -45,6 +45,12 @@ std::vector<BudgetSummary> summarise_curves(std::span<const std::vector<double>>
     s.seeds = at.size();
     for (double v : at) s.mean += v;
     if (!at.empty()) s.mean /= static_cast<double>(at.size());
+    if (at.size() >= 2) {
+      double ss = 0;
+      for (double v : at) ss += (v - s.mean) * (v - s.mean);
+      const auto n = static_cast<double>(at.size());
+      s.standard_error = std::sqrt(ss / (n - 1.0) / n);
+    }
     s.p10 = percentile(at, 0.1);
     out.push_back(s);
   }

@@ -32,7 +32,7 @@ TEST_CASE("fraction of optimum follows the best measured so far", "[search]") {
   CHECK(ref[3] == Approx(0.8));
 }
 
-TEST_CASE("summaries give mean and 10th percentile over seeds", "[search]") {
+TEST_CASE("summaries give mean, 10th percentile and standard error over seeds", "[search]") {
   std::vector<std::vector<double>> curves;
   for (int i = 1; i <= 10; ++i) curves.push_back(std::vector<double>(5, i / 10.0));
   std::vector<std::size_t> budgets{1, 5, 9};
@@ -42,6 +42,10 @@ TEST_CASE("summaries give mean and 10th percentile over seeds", "[search]") {
   CHECK(s[0].p10 == Approx(0.19));
   CHECK(s[2].mean == Approx(0.55));
   CHECK(s[1].seeds == 10);
+  // 0.1 .. 1.0: sample standard deviation 0.30277, over sqrt(10).
+  CHECK(s[0].standard_error == Approx(0.0957427).epsilon(1e-5));
+  const std::vector<std::vector<double>> one{{0.5}};
+  CHECK(summarise_curves(one, budgets)[0].standard_error == 0);
   CHECK(percentile({}, 0.1) == 0);
   CHECK(percentile({3.0}, 0.1) == 3.0);
 }

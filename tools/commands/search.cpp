@@ -147,7 +147,7 @@ void run_replay(const SearchArgs& a) {
                         {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
                         {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
       for (const auto& s : o.result.summary(budgets))
-        js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}});
+        js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}, {"standard_error", s.standard_error}});
       j["strategies"].push_back(js);
     }
     fmt::print("{}\n", j.dump(2));
@@ -157,13 +157,14 @@ void run_replay(const SearchArgs& a) {
              optimum, a.seeds);
   fmt::print("fraction of optimum = best time in the data / stored time of the best configuration measured\n");
   std::string header = fmt::format("{:>13}", "measurements");
-  for (const auto& o : outcomes) header += fmt::format(" {:>22}", fmt::format("{} mean (p10)", o.name));
+  for (const auto& o : outcomes) header += fmt::format(" {:>28}", fmt::format("{} mean ±se (p10)", o.name));
   fmt::print("{}\n", header);
   std::vector<std::vector<BudgetSummary>> summaries;
   for (const auto& o : outcomes) summaries.push_back(o.result.summary(budgets));
   for (std::size_t i = 0; i < budgets.size(); ++i) {
     std::string row = fmt::format("{:>13}", budgets[i]);
-    for (const auto& s : summaries) row += fmt::format(" {:>22}", fmt::format("{:.3f} ({:.3f})", s[i].mean, s[i].p10));
+    for (const auto& s : summaries)
+      row += fmt::format(" {:>28}", fmt::format("{:.3f} ±{:.3f} ({:.3f})", s[i].mean, s[i].standard_error, s[i].p10));
     fmt::print("{}\n", row);
   }
   for (const auto& o : outcomes) {
