@@ -28,6 +28,7 @@
 #include "gpuforecast/search/search_model.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
+#include "common/split_list.hpp"
 #include "common/write_text_file.hpp"
 
 namespace fs = std::filesystem;
@@ -51,18 +52,6 @@ struct Args {
   std::map<std::string, std::string> options;  // surrogate strategy options NAME=VALUE
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 Args parse(int argc, char** argv) {
   Args a;
   const char* env = std::getenv("GPUFORECAST_DATA");
@@ -74,12 +63,12 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     if (k == "--data") a.data = value();
-    else if (k == "--kernels") a.kernels = split(value());
-    else if (k == "--devices") a.devices = split(value());
+    else if (k == "--kernels") a.kernels = detail::split_list(value());
+    else if (k == "--devices") a.devices = detail::split_list(value());
     else if (k == "--seeds") a.seeds = std::stoul(value());
     else if (k == "--first-seed") a.first_seed = std::stoul(value());
     else if (k == "--budget") a.budget = std::stoul(value());
-    else if (k == "--strategies") a.strategies = split(value());
+    else if (k == "--strategies") a.strategies = detail::split_list(value());
     else if (k == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
     else if (k == "--out") a.out = value();
     else if (k == "--json") a.json = value();
