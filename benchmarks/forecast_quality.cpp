@@ -34,6 +34,7 @@
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
+#include "common/parse_number.hpp"
 #include "common/split_list.hpp"
 #include "common/write_text_file.hpp"
 #include "surrogate/evaluation_json.hpp"
@@ -74,14 +75,14 @@ Args parse(int argc, char** argv) {
       a.fractions = {0.02, 0.10};
       a.ks = {0, 100};
       a.kernels = {"convolution_milo", "dedispersion_milo"};
-    } else if (k == "--seeds") a.seeds = std::stoul(value());
-    else if (k == "--transfer-seeds") a.transfer_seeds = std::stoul(value());
+    } else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--transfer-seeds") a.transfer_seeds = detail::parse_number<std::size_t>(k, value());
     else if (k == "--fractions") {
       a.fractions.clear();
-      for (const auto& f : split_list(value())) a.fractions.push_back(std::stod(f));
+      for (const auto& f : split_list(value())) a.fractions.push_back(detail::parse_number<double>(k, f));
     } else if (k == "--ks") {
       a.ks.clear();
-      for (const auto& f : split_list(value())) a.ks.push_back(std::stoul(f));
+      for (const auto& f : split_list(value())) a.ks.push_back(detail::parse_number<std::size_t>(k, f));
     } else if (k == "--surrogates") a.surrogates = split_list(value());
     else if (k == "--kernels") a.kernels = split_list(value());
     else if (k == "--no-interpolation") a.interpolation = false;

@@ -21,6 +21,7 @@
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
+#include "common/parse_number.hpp"
 #include "common/split_list.hpp"
 
 namespace fs = std::filesystem;
@@ -50,8 +51,8 @@ int main(int argc, char** argv) try {
     };
     if (k == "--data") data = value();
     else if (k == "--surrogates") surrogates = split_list(value());
-    else if (k == "--batch") batch = std::stoul(value());
-    else if (k == "--seconds") seconds = std::stod(value());
+    else if (k == "--batch") batch = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--seconds") seconds = detail::parse_number<double>(k, value());
     else if (k == "--no-train") time_training = false;
     else if (k == "--module-path") setenv("GPUFORECAST_TRANSFORMER_MODULE_PATH", "1", 1);
     else if (k == "--quick") {

@@ -28,6 +28,7 @@
 #include "gpuforecast/search/search_model.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
+#include "common/parse_number.hpp"
 #include "common/split_list.hpp"
 #include "common/write_text_file.hpp"
 
@@ -65,11 +66,11 @@ Args parse(int argc, char** argv) {
     if (k == "--data") a.data = value();
     else if (k == "--kernels") a.kernels = detail::split_list(value());
     else if (k == "--devices") a.devices = detail::split_list(value());
-    else if (k == "--seeds") a.seeds = std::stoul(value());
-    else if (k == "--first-seed") a.first_seed = std::stoul(value());
-    else if (k == "--budget") a.budget = std::stoul(value());
+    else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--first-seed") a.first_seed = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--budget") a.budget = detail::parse_number<std::size_t>(k, value());
     else if (k == "--strategies") a.strategies = detail::split_list(value());
-    else if (k == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
+    else if (k == "--threads") a.threads = detail::parse_number<unsigned>(k, value());
     else if (k == "--out") a.out = value();
     else if (k == "--json") a.json = value();
     else if (k == "--with-t4") a.with_t4 = true;
