@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
+#include "common/parse_number.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/runtime/compile_pool.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
@@ -57,15 +58,15 @@ std::string find_nvcc() {
 }  // namespace
 #endif  // GPUFORECAST_HAVE_CUDA_RUNTIME: the helpers serve only the measurement
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
 #ifndef GPUFORECAST_HAVE_CUDA_RUNTIME
   (void)argc, (void)argv;
   fmt::print("compile_speed: built without the CUDA runtime; nothing to measure\n");
   return 0;
 #else
   using namespace gpuforecast;
-  const std::size_t per_kernel = argc > 1 ? std::stoul(argv[1]) : 6;
-  const std::size_t nvcc_per_kernel = argc > 2 ? std::stoul(argv[2]) : 2;
+  const std::size_t per_kernel = argc > 1 ? detail::parse_number<std::size_t>("configurations per kernel (argument 1)", argv[1]) : 6;
+  const std::size_t nvcc_per_kernel = argc > 2 ? detail::parse_number<std::size_t>("nvcc configurations per kernel (argument 2)", argv[2]) : 2;
   const std::string arch = argc > 3 ? argv[3] : "sm_90";
   const std::filesystem::path dir = std::filesystem::path(GPUFORECAST_SOURCE_DIR) / "examples" / "kernels";
   const std::string nvcc = find_nvcc();
@@ -202,4 +203,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(tmp);
   return 0;
 #endif
+} catch (const std::exception& e) {
+  fmt::print(stderr, "compile_speed: error: {}\n", e.what());
+  return 1;
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
@@ -65,7 +66,7 @@ Metrics evaluate(const std::vector<std::array<double, 8>>& p, const std::vector<
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   // libtorch's OpenMP threads spin while waiting: 20x slower fits on a busy machine.
   gpuforecast::detail::ensure_passive_openmp_wait();
   std::string space = "dedispersion_milo/A100";
@@ -76,15 +77,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--space") space = v;
-    else if (k == "--fraction") fraction = std::stod(v);
-    else if (k == "--seeds") seeds = std::stoi(v);
-    else if (k == "--steps") rl.steps = std::stoi(v);
-    else if (k == "--pairs") n_pairs = std::stoi(v);
-    else if (k == "--kl") rl.kl_weight = std::stod(v);
-    else if (k == "--lr") rl.lr = std::stod(v);
-    else if (k == "--group") rl.group_size = std::stoi(v);
-    else if (k == "--noise") rl.noise = std::stod(v);
-    else if (k == "--threads") opt.threads = std::stoi(v);
+    else if (k == "--fraction") detail::parse_number_into(fraction, k, v);
+    else if (k == "--seeds") detail::parse_number_into(seeds, k, v);
+    else if (k == "--steps") detail::parse_number_into(rl.steps, k, v);
+    else if (k == "--pairs") detail::parse_number_into(n_pairs, k, v);
+    else if (k == "--kl") detail::parse_number_into(rl.kl_weight, k, v);
+    else if (k == "--lr") detail::parse_number_into(rl.lr, k, v);
+    else if (k == "--group") detail::parse_number_into(rl.group_size, k, v);
+    else if (k == "--noise") detail::parse_number_into(rl.noise, k, v);
+    else if (k == "--threads") detail::parse_number_into(opt.threads, k, v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -151,4 +152,7 @@ int main(int argc, char** argv) {
                 sum[r].brier / n, sum[r].crps / n, sum[r].ece / n, seconds[r] / n);
   }
   std::printf("time_s: supervised = training; RL rows = the RL stage alone (on top of the supervised model)\n");
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "rl_bins: error: %s\n", e.what());
+  return 1;
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
@@ -75,7 +76,7 @@ double top_recall(const std::vector<double>& truth, const std::vector<double>& p
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   // libtorch's OpenMP threads spin while waiting: 20x slower fits on a busy machine.
   gpuforecast::detail::ensure_passive_openmp_wait();
   std::vector<double> fractions{0.02, 0.1};
@@ -89,30 +90,30 @@ int main(int argc, char** argv) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--fractions") {
       fractions.clear();
-      for (auto& f : split_list(v)) fractions.push_back(std::stod(f));
-    } else if (k == "--seeds") seeds = std::stoi(v);
+      for (auto& f : split_list(v)) fractions.push_back(detail::parse_number<double>(k, f));
+    } else if (k == "--seeds") detail::parse_number_into(seeds, k, v);
     else if (k == "--spaces") spaces = split_list(v);
-    else if (k == "--width") opt.width = std::stoi(v);
-    else if (k == "--depth") opt.depth = std::stoi(v);
-    else if (k == "--heads") opt.heads = std::stoi(v);
-    else if (k == "--epochs") opt.epochs = std::stoi(v);
-    else if (k == "--max-steps") opt.max_steps = std::stoi(v);
-    else if (k == "--min-steps") opt.min_steps = std::stoi(v);
-    else if (k == "--lr") opt.lr = std::stod(v);
-    else if (k == "--rank-weight") opt.rank_weight = std::stod(v);
-    else if (k == "--batch") opt.batch_size = std::stoi(v);
-    else if (k == "--ffn") opt.ffn_multiplier = std::stoi(v);
-    else if (k == "--patience") opt.patience = std::stoi(v);
-    else if (k == "--val") opt.validation_fraction = std::stod(v);
-    else if (k == "--threads") opt.threads = std::stoi(v);
+    else if (k == "--width") detail::parse_number_into(opt.width, k, v);
+    else if (k == "--depth") detail::parse_number_into(opt.depth, k, v);
+    else if (k == "--heads") detail::parse_number_into(opt.heads, k, v);
+    else if (k == "--epochs") detail::parse_number_into(opt.epochs, k, v);
+    else if (k == "--max-steps") detail::parse_number_into(opt.max_steps, k, v);
+    else if (k == "--min-steps") detail::parse_number_into(opt.min_steps, k, v);
+    else if (k == "--lr") detail::parse_number_into(opt.lr, k, v);
+    else if (k == "--rank-weight") detail::parse_number_into(opt.rank_weight, k, v);
+    else if (k == "--batch") detail::parse_number_into(opt.batch_size, k, v);
+    else if (k == "--ffn") detail::parse_number_into(opt.ffn_multiplier, k, v);
+    else if (k == "--patience") detail::parse_number_into(opt.patience, k, v);
+    else if (k == "--val") detail::parse_number_into(opt.validation_fraction, k, v);
+    else if (k == "--threads") detail::parse_number_into(opt.threads, k, v);
     else if (k == "--module-path") detail::transformer::set_module_path(v != "0");
-    else if (k == "--wd") opt.weight_decay = std::stod(v);
-    else if (k == "--infer-batch") opt.inference_batch = std::stoi(v);
-    else if (k == "--model-seed") model_seed = std::stoull(v);
+    else if (k == "--wd") detail::parse_number_into(opt.weight_decay, k, v);
+    else if (k == "--infer-batch") detail::parse_number_into(opt.inference_batch, k, v);
+    else if (k == "--model-seed") detail::parse_number_into(model_seed, k, v);
     else if (k == "--transfer") transfer = split_list(v);  // kernel/DEVICE targets, e.g. dedispersion_milo/A100
     else if (k == "--k") {
       ks.clear();
-      for (auto& x : split_list(v)) ks.push_back(std::stoi(x));
+      for (auto& x : split_list(v)) ks.push_back(detail::parse_number<int>(k, x));
     }
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
@@ -230,4 +231,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("mean spearman %.4f  mean top1%% recall %.3f  over %d runs\n", sum_rho / count, sum_rec / count, count);
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "transformer_tuning: error: %s\n", e.what());
+  return 1;
 }

@@ -23,4 +23,10 @@ template <class T>
   return value;
 }
 
+// Parses into `out`, a number of its own type.
+template <class T>
+void parse_number_into(T& out, std::string_view option, std::string_view text) {
+  out = parse_number<T>(option, text);
+}
+
 }  // namespace gpuforecast::detail
