@@ -12,18 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
 #include "gpuforecast/calibration/split_conformal.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   using namespace gpuforecast;
   if (argc < 2) {
     fmt::print(stderr, "usage: conformal_dump OUT.csv [alpha]\n");
     return 2;
   }
-  const double alpha = argc > 2 ? std::atof(argv[2]) : 0.1;
+  const double alpha = argc > 2 ? detail::parse_number<double>("alpha (argument 2)", argv[2]) : 0.1;
   std::filesystem::path data = std::getenv("GPUFORECAST_DATA") && *std::getenv("GPUFORECAST_DATA")
                                    ? std::filesystem::path(std::getenv("GPUFORECAST_DATA"))
                                    : std::filesystem::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
@@ -78,4 +79,7 @@ int main(int argc, char** argv) {
   fmt::print("| CQR | {} | {} | {:.6f} | {:.6f} | {:.4f} |\n", n_cal, n_test, cqr.quantile(),
              w_cqr / static_cast<double>(n_test), cov_cqr / static_cast<double>(n_test));
   return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "conformal_dump: error: {}\n", e.what());
+  return 1;
 }

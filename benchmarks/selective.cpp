@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.hpp"
 #include "gpuforecast/calibration/plots.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_evaluation.hpp"
@@ -47,17 +48,17 @@ struct Row {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   using namespace gpuforecast;
   int seeds = 3;
   std::string surrogate = "default";
   double train_fraction = 0.1, cal_fraction = 0.1;
   std::string plots;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--seeds")) seeds = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seeds")) detail::parse_number_into(seeds, argv[i], argv[i + 1]);
     else if (!std::strcmp(argv[i], "--surrogate")) surrogate = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--train")) train_fraction = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--calibrate")) cal_fraction = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--train")) detail::parse_number_into(train_fraction, argv[i], argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--calibrate")) detail::parse_number_into(cal_fraction, argv[i], argv[i + 1]);
     else if (!std::strcmp(argv[i], "--plots")) plots = argv[i + 1];
     else {
       fmt::print(stderr, "usage: selective [--seeds N] [--surrogate NAME] [--train F] [--calibrate F] [--plots DIR]\n");
@@ -151,4 +152,7 @@ int main(int argc, char** argv) {
              "mean", "", "", "", total.cov / n, total.cov_cqr / n, "", total.factor / n, 100 * total.accepted / n,
              total.risk / n, total.risk_all / n, total.violations, "");
   return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "selective: error: {}\n", e.what());
+  return 1;
 }
