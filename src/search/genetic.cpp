@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <string>
+#include <unordered_set>
 
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/space/enumerate.hpp"
@@ -20,6 +22,57 @@ struct Member {
 double fitness_of(const Measurement& m) {
   return m.ok() ? m.median_ms : std::numeric_limits<double>::infinity();
 }
+
+// Kernel Tuner's genetic_algorithm.py, operator for operator (see the header).
+void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::vector<Config> population,
+                              search_detail::Rng& rng) {
+  using namespace search_detail;
+  const Indexer ix(ctx.space());
+  const std::size_t pop_size = population.size();
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::gamma_distribution<double> alpha(1.0, 1.0), beta(2.5, 1.0);
+  for (std::size_t generation = 0; generation < o.max_generations && !ctx.exhausted(); ++generation) {
+    const auto measured = ctx.evaluate(population);
+    if (ctx.exhausted()) return;
+    std::vector<std::size_t> rank(population.size());
+    for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+    std::stable_sort(rank.begin(), rank.end(),
+                     [&](std::size_t a, std::size_t b) { return fitness_of(measured[a]) < fitness_of(measured[b]); });
+    // Beta(1, 2.5) over ranks: the head of the ranking is drawn most often (X / (X + Y) with
+    // X ~ Gamma(1), Y ~ Gamma(2.5) is Beta(1, 2.5)).
+    auto draw_rank = [&] {
+      const double x = alpha(rng), y = beta(rng);
+      const auto i = static_cast<std::size_t>(x / (x + y) * static_cast<double>(rank.size()));
+      return std::min(i, rank.size() - 1);
+    };
+    std::vector<Config> next;
+    std::unordered_set<std::string> in_next;
+    // Kernel Tuner loops until the population is full; a space too constrained to give
+    // pop_size distinct valid children would never end, so attempts are bounded.
+    for (std::size_t attempt = 0; next.size() < pop_size && attempt < 100 * pop_size; ++attempt) {
+      const std::size_t i = draw_rank();
+      std::size_t j = draw_rank();
+      for (std::size_t redraw = 0; j == i && redraw < 100; ++redraw) j = draw_rank();
+      auto a = ix.indices(population[rank[i]]);
+      auto b = ix.indices(population[rank[j]]);
+      for (std::size_t g = 0; g < a.size(); ++g)
+        if (unit(rng) > 0.5) std::swap(a[g], b[g]);
+      for (const auto* genes : {&a, &b}) {
+        Config child = ix.make(*genes);
+        if (unit(rng) < o.mutation_rate) {
+          auto neighbours = hamming_neighbours(ctx.space(), child);
+          if (!neighbours.empty())
+            child = std::move(neighbours[std::uniform_int_distribution<std::size_t>(0, neighbours.size() - 1)(rng)]);
+        }
+        if (!ctx.space().is_valid(child) || !in_next.insert(child.key()).second) continue;
+        next.push_back(std::move(child));
+        if (next.size() == pop_size) break;
+      }
+    }
+    if (next.empty()) return;
+    population = std::move(next);
+  }
+}
 }  // namespace
 
 void GeneticSearch::run(SearchContext& ctx) {
@@ -34,6 +87,12 @@ void GeneticSearch::run(SearchContext& ctx) {
     population.push_back({std::move(c), std::move(genes)});
   }
   if (population.empty()) return;
+  if (m_options.variant == GeneticVariant::kernel_tuner) {
+    std::vector<Config> configs;
+    for (auto& m : population) configs.push_back(std::move(m.config));
+    run_kernel_tuner_variant(ctx, m_options, std::move(configs), rng);
+    return;
+  }
 
   std::size_t stale_generations = 0;
   while (!ctx.exhausted()) {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/genetic.hpp"
@@ -34,7 +35,9 @@ class OptionReader {
     auto it = m_options.find(name);
     if (it == m_options.end()) return;
     const std::string& s = it->second;
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      field = s;
+    } else if constexpr (std::is_same_v<T, bool>) {
       if (s == "1" || s == "true" || s == "on") field = true;
       else if (s == "0" || s == "false" || s == "off") field = false;
       else fail(name, s);
@@ -76,11 +79,18 @@ AnyStrategy make_genetic(const StrategySettings& s) {
   GeneticOptions o;
   o.seed = s.seed;
   OptionReader r("genetic", s.options);
+  std::string variant = "elitist";
+  r.read("variant", variant);
+  if (variant == "kernel_tuner") o.variant = GeneticVariant::kernel_tuner;
+  else if (variant != "elitist")
+    throw invalid_argument_error(
+        fmt::format("strategy \"genetic\": option variant={} is not one of elitist, kernel_tuner", variant));
   r.read("population_size", o.population_size);
   r.read("tournament_size", o.tournament_size);
   r.read("mutation_rate", o.mutation_rate);
   r.read("elites", o.elites);
   r.read("repair_attempts", o.repair_attempts);
+  r.read("max_generations", o.max_generations);
   r.finish();
   return GeneticSearch(o);
 }

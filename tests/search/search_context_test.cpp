@@ -63,11 +63,13 @@ TEST_CASE("a seconds budget stops after the measurement that crosses it", "[sear
 
 TEST_CASE("strategies stop when the whole space is measured", "[search]") {
   const auto total = enumerate_valid(test::synthetic_space()).size();
-  for (int which = 0; which < 2; ++which) {
+  for (int which = 0; which < 3; ++which) {
+    INFO((which == 0 ? "random" : which == 1 ? "genetic" : "genetic, Kernel Tuner's operators"));
     test::CountingBenchmarker bench;
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{1000, 0});
     if (which == 0) RandomSearch(RandomSearchOptions{.seed = 1}).run(ctx);
-    else GeneticSearch(GeneticOptions{.seed = 1}).run(ctx);
+    else if (which == 1) GeneticSearch(GeneticOptions{.seed = 1}).run(ctx);
+    else GeneticSearch(GeneticOptions{.seed = 1, .variant = GeneticVariant::kernel_tuner}).run(ctx);
     CHECK(ctx.trace().size() <= total);
     if (which == 0) CHECK(ctx.trace().size() == total);
   }

@@ -2,7 +2,11 @@
 // the contract of the SearchContext (STYLE 5.11).
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
@@ -15,14 +19,19 @@ using namespace gpuforecast;
 TEST_CASE("every registered strategy searches replayed data within its budget", "[search][data]") {
   const auto names = strategy_names();
   REQUIRE(names.size() >= 3);
+  // Every registered strategy with its defaults, and the variants selected by an option.
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> variants;
+  for (const auto& name : names) variants.push_back({name, {}});
+  variants.push_back({"genetic", {{"variant", "kernel_tuner"}}});
   for (const char* kernel : {"convolution_milo", "dedispersion_milo"}) {
     auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file(kernel, "A4000").string()));
     REQUIRE_FALSE(data->space.constraints().empty());  // the T1 conditions were attached
-    for (const auto& name : names) {
-      INFO("strategy " << name << " on " << kernel);
+    for (const auto& [name, options] : variants) {
+      INFO("strategy " << name << (options.empty() ? "" : " (variant)") << " on " << kernel);
       ReplayExperiment e;
       e.data = data;
       e.strategy = name;
+      e.settings.options = options;
       e.budget = 40;
       e.seeds = 2;
       auto result = run_replay_experiment(e);
@@ -73,4 +82,30 @@ TEST_CASE("unknown strategies and options are refused with the known names", "[s
   CHECK_THROWS_WITH(make_strategy("genetic", s), Catch::Contains("population_size"));
   s.options = {{"population_size", "many"}};
   CHECK_THROWS_AS(make_strategy("genetic", s), invalid_argument_error);
+  s.options = {{"variant", "steady_state"}};
+  CHECK_THROWS_WITH(make_strategy("genetic", s), Catch::Contains("elitist") && Catch::Contains("kernel_tuner"));
+}
+
+TEST_CASE("the genetic algorithm's two variants search differently from the same seed", "[search][data]") {
+  // Same seed, same initial population (one uniform sample); the variants differ from the
+  // second generation on, in selection, mutation and elitism.
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
+  auto trace_of = [&](const char* variant) {
+    ReplayExperiment e;
+    e.data = data;
+    e.strategy = "genetic";
+    e.settings.options = {{"variant", variant}};
+    e.budget = 60;
+    e.seeds = 1;
+    e.first_seed = 7;
+    auto result = run_replay_experiment(e);
+    std::vector<std::string> keys;
+    for (const auto& entry : result.runs.front().trace.entries()) keys.push_back(entry.config.key());
+    return keys;
+  };
+  const auto elitist = trace_of("elitist"), kernel_tuner = trace_of("kernel_tuner");
+  REQUIRE(elitist.size() == 60);
+  REQUIRE(kernel_tuner.size() == 60);
+  CHECK(std::vector(elitist.begin(), elitist.begin() + 20) == std::vector(kernel_tuner.begin(), kernel_tuner.begin() + 20));
+  CHECK(elitist != kernel_tuner);
 }

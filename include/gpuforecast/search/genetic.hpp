@@ -1,8 +1,13 @@
 #pragma once
-// A genetic algorithm in the manner of Kernel Tuner's `genetic_algorithm` strategy: a
-// population of valid configurations, tournament selection, uniform crossover, and mutation of
-// single parameters to a neighbouring value of their list. Children that violate a constraint
-// are repaired by further mutation, then replaced by a random valid configuration.
+// Genetic algorithms over a tuning space, in two variants:
+// - elitist (the default): tournament selection, uniform crossover, each parameter mutated to an
+//   adjacent value of its list, the best two members carried over; children that violate a
+//   constraint are repaired by further mutation, then replaced by a random valid configuration.
+// - kernel_tuner: Kernel Tuner's `genetic_algorithm` strategy operator for operator, so that
+//   published Kernel Tuner figures can be reproduced on replay: parents drawn by a Beta(1, 2.5)
+//   rank index, uniform crossover giving two complementary children, each child replaced with
+//   probability mutation_rate by a random valid single-parameter change (to any value), invalid
+//   or duplicate children discarded, no elites, at most max_generations generations.
 #include <cstddef>
 #include <cstdint>
 
@@ -10,13 +15,18 @@
 
 namespace gpuforecast {
 
+enum class GeneticVariant { elitist, kernel_tuner };
+
 struct GeneticOptions {
   std::uint64_t seed = 0;
+  GeneticVariant variant = GeneticVariant::elitist;
   std::size_t population_size = 20;  // Kernel Tuner's popsize
-  std::size_t tournament_size = 2;   // parents are the best of this many random members
-  double mutation_rate = 0.1;        // per parameter (Kernel Tuner: 1 / mutation_chance = 1/10)
-  std::size_t elites = 2;            // best members carried unchanged into the next generation
-  std::size_t repair_attempts = 20;  // re-mutations of an invalid child before it is replaced
+  std::size_t tournament_size = 2;   // elitist: parents are the best of this many random members
+  // elitist: per parameter; kernel_tuner: per child (Kernel Tuner's 1 / mutation_chance = 1/10).
+  double mutation_rate = 0.1;
+  std::size_t elites = 2;            // elitist: best members carried unchanged into the next generation
+  std::size_t repair_attempts = 20;  // elitist: re-mutations of an invalid child before it is replaced
+  std::size_t max_generations = 100; // kernel_tuner: Kernel Tuner's maxiter
 };
 
 class GeneticSearch {
