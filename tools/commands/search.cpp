@@ -43,13 +43,25 @@ struct SearchArgs {
   bool no_progress = false;
 };
 
-std::map<std::string, std::string> parse_options(const std::vector<std::string>& options) {
+// The options one strategy gets: NAME=VALUE for every strategy searched, STRATEGY.NAME=VALUE
+// for that strategy only (so that strategies run side by side can each be given their own).
+std::map<std::string, std::string> parse_options(const std::vector<std::string>& options, const std::string& strategy,
+                                                 const std::vector<std::string>& strategies) {
   std::map<std::string, std::string> out;
   for (const auto& o : options) {
     auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw gpuforecast::invalid_argument_error(fmt::format("--option {}: expected NAME=VALUE", o));
-    out[o.substr(0, eq)] = o.substr(eq + 1);
+      throw gpuforecast::invalid_argument_error(fmt::format("--option {}: expected NAME=VALUE or STRATEGY.NAME=VALUE", o));
+    std::string name = o.substr(0, eq);
+    if (auto dot = name.find('.'); dot != std::string::npos) {
+      const std::string scope = name.substr(0, dot);
+      if (std::find(strategies.begin(), strategies.end(), scope) == strategies.end())
+        throw gpuforecast::invalid_argument_error(
+            fmt::format("--option {}: strategy \"{}\" is not among those searched (--strategy)", o, scope));
+      if (scope != strategy) continue;
+      name = name.substr(dot + 1);
+    }
+    out[name] = o.substr(eq + 1);
   }
   return out;
 }
@@ -83,7 +95,7 @@ void run_replay(const SearchArgs& a) {
     e.strategy = name;
     if (name == "surrogate") e.settings.model_path = a.model;
     e.settings.surrogate = a.surrogate;
-    e.settings.options = parse_options(a.options);
+    e.settings.options = parse_options(a.options, name, strategies);
     e.budget = a.budget;
     e.budget_seconds = a.budget_seconds;
     e.seeds = a.seeds;
@@ -205,7 +217,7 @@ void live_search(const SearchArgs& a) {
   settings.seed = a.first_seed;
   settings.model_path = a.model;
   settings.surrogate = a.surrogate;
-  settings.options = parse_options(a.options);
+  settings.options = parse_options(a.options, strategies.front(), strategies);
   auto strategy = make_strategy(strategies.front(), settings);
   SearchContextOptions context_options;
   context_options.progress = !a.no_progress && !a.json;
@@ -266,7 +278,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--first-seed", args->first_seed)->capture_default_str();
   cmd->add_option("--trace", args->trace, "write each run's trace in T4 format (.seedN inserted for several seeds)");
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
-  cmd->add_option("--option", args->options, "strategy option NAME=VALUE (repeatable)");
+  cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");
   cmd->callback([args] {
