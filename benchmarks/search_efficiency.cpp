@@ -318,6 +318,7 @@ int main(int argc, char** argv) try {
       if (args.budget < 50 || t->kernel != a.kernel || t->device != a.device) continue;
       const auto r = at50(t, "random"), g = at50(t, "genetic"), f = at50(t, "surrogate");
       const auto kt = at50(t, "genetic+kernel_tuner");
+      if (!r && !g && !kt && !f) continue;  // none of the anchored strategies ran
       std::string verdict = "-";
       if (f) {
         const double gap = f->mean - a.filtered;
