@@ -188,6 +188,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
                                     ? static_cast<std::size_t>(o.crossover_fraction * static_cast<double>(pool))
                                     : 0;
     for (auto& c : sample_valid(ctx.space(), n_random, rng())) propose(std::move(c));
+    const std::size_t random_end = proposals.size();  // proposals before this are uniform draws
     // Every single-parameter change of the best few: the model picks the local moves worth
     // measuring, so no good step next to a good point goes unseen.
     // The incumbent's unmeasured neighbours, by parent rank (local moves, below).
@@ -277,7 +278,8 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
           chosen.push_back(proposals[i]);
           taken[i] = 1;
         }
-      // Exploration: deferred candidates with the best optimistic bound, or drawn at random.
+      // Exploration: deferred candidates (bred ones only, by default) with the best optimistic
+      // bound, or drawn at random.
       if (o.explore_at_random) {
         std::shuffle(order.begin(), order.end(), rng);
       } else {
@@ -286,7 +288,8 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         });
       }
       for (std::size_t i : order)
-        if (chosen.size() < m && !taken[i] && decisions[i].defer) chosen.push_back(proposals[i]), taken[i] = 1;
+        if (chosen.size() < m && !taken[i] && decisions[i].defer && (!o.explore_bred_only || i >= random_end))
+          chosen.push_back(proposals[i]), taken[i] = 1;
       // Nothing deferred (or everything likely to fail): fill by expected cost.
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return expected_cost(decisions[a]) < expected_cost(decisions[b]);
