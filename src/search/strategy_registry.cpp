@@ -120,7 +120,7 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("batch_distance", o.batch_distance);
   r.read("exploration_fraction", o.exploration_fraction);
   r.read("explore_at_random", o.explore_at_random);
-  r.read("explore_bred_only", o.explore_bred_only);
+  r.read("global_exploration_after", o.global_exploration_after);
   r.read("puct", o.puct);
   r.read("puct_c", o.puct_c);
   r.read("max_p_fail", o.max_p_fail);

@@ -278,8 +278,9 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
           chosen.push_back(proposals[i]);
           taken[i] = 1;
         }
-      // Exploration: deferred candidates (bred ones only, by default) with the best optimistic
-      // bound, or drawn at random.
+      // Exploration: deferred candidates with the best optimistic bound, or drawn at random;
+      // from the bred ones only until the search has stalled for global_exploration_after rounds.
+      const bool bred_only = stagnant_rounds < o.global_exploration_after;
       if (o.explore_at_random) {
         std::shuffle(order.begin(), order.end(), rng);
       } else {
@@ -288,7 +289,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         });
       }
       for (std::size_t i : order)
-        if (chosen.size() < m && !taken[i] && decisions[i].defer && (!o.explore_bred_only || i >= random_end))
+        if (chosen.size() < m && !taken[i] && decisions[i].defer && (!bred_only || i >= random_end))
           chosen.push_back(proposals[i]), taken[i] = 1;
       // Nothing deferred (or everything likely to fail): fill by expected cost.
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

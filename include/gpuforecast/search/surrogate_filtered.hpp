@@ -46,12 +46,13 @@ struct SurrogateFilteredOptions {
   // measured better on the shared spaces (docs/search.md): the bound keeps exploring next to
   // the known good region, where the model is already least wrong.
   bool explore_at_random = true;
-  // Exploration draws only from the bred proposals (mutations, crossovers and single-parameter
-  // changes of measured configurations), not from the uniform random ones: on most shared
-  // spaces nearly every uniform draw is far slower than the incumbent, so an uncertain one
-  // mostly teaches the model what it could have guessed (docs/search.md: on 500 seeds, conv
-  // A100 0.924 -> 0.941 and A6000 0.958 -> 0.973 at 200 measurements).
-  bool explore_bred_only = true;
+  // Exploration draws from the bred proposals only (mutations, crossovers and single-parameter
+  // changes of measured configurations: local) until the best has not improved for this many
+  // rounds, and from every proposal, the uniform random ones included (global), after that.
+  // On most shared spaces nearly every uniform draw is far slower than the incumbent, so early
+  // global exploration mostly teaches the model what it could have guessed; a search stuck in
+  // a local optimum needs it (docs/search.md). 0: always global.
+  std::size_t global_exploration_after = 3;
   // PUCT parent choice (as in the study): a parent's score is its quality (best / its time)
   // plus puct_c * prior * sqrt(total expansions) / (1 + its expansions); off: rank-weighted.
   bool puct = false;
