@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -35,7 +36,7 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
     const auto measured = ctx.evaluate(population);
     if (ctx.exhausted()) return;
     std::vector<std::size_t> rank(population.size());
-    for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+    std::iota(rank.begin(), rank.end(), 0);
     std::stable_sort(rank.begin(), rank.end(),
                      [&](std::size_t a, std::size_t b) { return fitness_of(measured[a]) < fitness_of(measured[b]); });
     // Beta(1, 2.5) over ranks: the head of the ranking is drawn most often (X / (X + Y) with
@@ -81,17 +82,17 @@ void GeneticSearch::run(SearchContext& ctx) {
   const Indexer ix(ctx.space());
   const std::size_t pop_size = std::max<std::size_t>(2, m_options.population_size);
 
+  // Both variants start from the same uniform sample, so a seed compares them like for like.
+  auto initial = sample_valid(ctx.space(), pop_size, rng());
+  if (initial.empty()) return;
+  if (m_options.variant == GeneticVariant::kernel_tuner) {
+    run_kernel_tuner_variant(ctx, m_options, std::move(initial), rng);
+    return;
+  }
   std::vector<Member> population;
-  for (auto& c : sample_valid(ctx.space(), pop_size, rng())) {
+  for (auto& c : initial) {
     auto genes = ix.indices(c);
     population.push_back({std::move(c), std::move(genes)});
-  }
-  if (population.empty()) return;
-  if (m_options.variant == GeneticVariant::kernel_tuner) {
-    std::vector<Config> configs;
-    for (auto& m : population) configs.push_back(std::move(m.config));
-    run_kernel_tuner_variant(ctx, m_options, std::move(configs), rng);
-    return;
   }
 
   std::size_t stale_generations = 0;
