@@ -24,38 +24,6 @@ namespace gpuforecast {
 namespace {
 using detail::Job;
 
-std::string serialize_devices(const std::vector<Device>& devices) {
-  detail::ByteWriter w;
-  w.u64(devices.size());
-  for (const auto& d : devices) {
-    w.str(d.name), w.str(d.vendor), w.str(d.architecture);
-    w.i64(d.compute_capability_major), w.i64(d.compute_capability_minor), w.i64(d.sm_count);
-    w.f64(d.core_clock_mhz), w.f64(d.memory_bandwidth_gbs), w.f64(d.memory_gib), w.f64(d.l2_cache_mib);
-    w.f64(d.shared_memory_per_sm_kib), w.i64(d.registers_per_sm), w.i64(d.max_threads_per_block), w.i64(d.warp_size);
-    w.f64(d.peak_fp32_tflops);
-    w.u64(d.aliases.size());
-    for (const auto& a : d.aliases) w.str(a);
-  }
-  return std::move(w.bytes());
-}
-
-std::vector<Device> deserialize_devices(const std::string& bytes) {
-  detail::ByteReader r(bytes);
-  std::vector<Device> out(r.u64());
-  for (auto& d : out) {
-    d.name = r.str(), d.vendor = r.str(), d.architecture = r.str();
-    d.compute_capability_major = static_cast<int>(r.i64()), d.compute_capability_minor = static_cast<int>(r.i64());
-    d.sm_count = static_cast<int>(r.i64());
-    d.core_clock_mhz = r.f64(), d.memory_bandwidth_gbs = r.f64(), d.memory_gib = r.f64(), d.l2_cache_mib = r.f64();
-    d.shared_memory_per_sm_kib = r.f64(), d.registers_per_sm = static_cast<int>(r.i64());
-    d.max_threads_per_block = static_cast<int>(r.i64()), d.warp_size = static_cast<int>(r.i64());
-    d.peak_fp32_tflops = r.f64();
-    d.aliases.resize(r.u64());
-    for (auto& a : d.aliases) a = r.str();
-  }
-  return out;
-}
-
 // One device's way of running jobs: a worker process, or an executor in this process.
 class Runner {
  public:
@@ -166,15 +134,8 @@ CudaBenchmarker::CudaBenchmarker(CudaBenchmarkerOptions options) : m_impl(std::m
   im.options = std::move(options);
   // Validate the criterion here, where an error can still be an exception.
   (void)make_stopping_criterion(im.options.stopping, im.options.stopping_params);
-  if (im.options.isolate) {
-    // The parent must not initialise CUDA (its forked workers could not use it): ask a child.
-    std::string why;
-    auto bytes = detail::run_in_child([] { return serialize_devices(enumerate_cuda_devices()); }, 60, &why);
-    if (!bytes) throw cuda_error(why.find("no CUDA driver") != std::string::npos ? why : "no usable CUDA driver: " + why);
-    im.devices = deserialize_devices(*bytes);
-  } else {
-    im.devices = enumerate_cuda_devices();
-  }
+  detail::start_worker_spawner();  // workers are forked from it: see worker_process.hpp
+  im.devices = enumerate_cuda_devices();
   if (im.devices.empty()) throw cuda_error("the CUDA driver reports no GPU");
   if (im.options.device_ordinals.empty())
     for (std::size_t i = 0; i < im.devices.size(); ++i) im.ordinals.push_back(static_cast<int>(i));

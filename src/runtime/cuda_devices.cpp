@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
+#include "runtime/serialization.hpp"
+#include "runtime/worker_process.hpp"
 
 namespace gpuforecast {
 
@@ -86,11 +88,60 @@ std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api) {
   return out;
 }
 
+namespace {
+std::string serialize_devices(const std::vector<Device>& devices) {
+  detail::ByteWriter w;
+  w.u64(devices.size());
+  for (const auto& d : devices) {
+    w.str(d.name), w.str(d.vendor), w.str(d.architecture);
+    w.i64(d.compute_capability_major), w.i64(d.compute_capability_minor), w.i64(d.sm_count);
+    w.f64(d.core_clock_mhz), w.f64(d.memory_bandwidth_gbs), w.f64(d.memory_gib), w.f64(d.l2_cache_mib);
+    w.f64(d.shared_memory_per_sm_kib), w.i64(d.registers_per_sm), w.i64(d.max_threads_per_block), w.i64(d.warp_size);
+    w.f64(d.peak_fp32_tflops);
+    w.u64(d.aliases.size());
+    for (const auto& a : d.aliases) w.str(a);
+  }
+  return std::move(w.bytes());
+}
+
+std::vector<Device> deserialize_devices(const std::string& bytes) {
+  detail::ByteReader r(bytes);
+  std::vector<Device> out(r.u64());
+  for (auto& d : out) {
+    d.name = r.str(), d.vendor = r.str(), d.architecture = r.str();
+    d.compute_capability_major = static_cast<int>(r.i64()), d.compute_capability_minor = static_cast<int>(r.i64());
+    d.sm_count = static_cast<int>(r.i64());
+    d.core_clock_mhz = r.f64(), d.memory_bandwidth_gbs = r.f64(), d.memory_gib = r.f64(), d.l2_cache_mib = r.f64();
+    d.shared_memory_per_sm_kib = r.f64(), d.registers_per_sm = static_cast<int>(r.i64());
+    d.max_threads_per_block = static_cast<int>(r.i64()), d.warp_size = static_cast<int>(r.i64());
+    d.peak_fp32_tflops = r.f64();
+    d.aliases.resize(r.u64());
+    for (auto& a : d.aliases) a = r.str();
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<Device> enumerate_cuda_devices() {
+  detail::start_worker_spawner();
+  if (driver::test_driver_installed() || driver::initialised_in_this_process()) {
+    std::string why;
+    const driver::DriverApi* api = driver::driver(&why);
+    if (!api) throw cuda_error(why);
+    return enumerate_cuda_devices(*api);
+  }
+  // A short-lived child asks the driver, so that listing the GPUs does not initialise CUDA here.
   std::string why;
-  const driver::DriverApi* api = driver::driver(&why);
-  if (!api) throw cuda_error(why);
-  return enumerate_cuda_devices(*api);
+  auto bytes = detail::run_in_child(
+      [] {
+        std::string child_why;
+        const driver::DriverApi* api = driver::driver(&child_why);
+        if (!api) throw cuda_error(child_why);
+        return serialize_devices(enumerate_cuda_devices(*api));
+      },
+      60, &why);
+  if (!bytes) throw cuda_error(why.find("no CUDA driver") != std::string::npos ? why : "no usable CUDA driver: " + why);
+  return deserialize_devices(*bytes);
 }
 
 }  // namespace gpuforecast

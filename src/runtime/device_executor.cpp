@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -104,7 +105,11 @@ struct DeviceExecutor::State {
   driver::Stream stream = nullptr;
   driver::Event start = nullptr, stop = nullptr;
   driver::DevicePtr flush = 0;
-  std::size_t flush_bytes = 0;
+  std::size_t flush_capacity = 0;  // bytes allocated
+  std::size_t flush_min = 0;       // twice the L2
+  std::size_t flush_bytes = 0;     // written before the next sample
+  double write_bytes_per_s = 0;    // half the peak memory bandwidth: a cautious memset rate
+  double enqueue_s_max = 0;        // longest host time to enqueue start event, kernel, stop event
   std::string set;
   std::vector<HostArgument> host;
   std::vector<driver::DevicePtr> device_ptrs;
@@ -125,9 +130,19 @@ void DeviceExecutor::ensure_context() {
   auto check = [&](driver::Result r, const char* what) {
     if (r != driver::success) throw cuda_error(fmt::format("{}: {}", what, driver::describe_result(m_api, r)));
   };
-  s->cupti = CuptiKernelTimes::instance(&s->cupti_why);  // before the context exists
+  // Before the context exists. A test driver's launches never reach CUPTI, and enabling CUPTI
+  // would initialise the real driver in a process that may still fork workers.
+  if (driver::is_real_driver(m_api))
+    s->cupti = CuptiKernelTimes::instance(&s->cupti_why);
+  else
+    s->cupti_why = "a test driver table is in use";
   check(m_api.device_get(&s->device, m_ordinal), "cuDeviceGet");
-  check(m_api.primary_ctx_retain(&s->ctx, s->device), "cuDevicePrimaryCtxRetain");
+  if (auto r = m_api.primary_ctx_retain(&s->ctx, s->device); r != driver::success)
+    throw cuda_error(fmt::format("cuDevicePrimaryCtxRetain: {}{}", driver::describe_result(m_api, r),
+                                 driver::is_sticky(r) ? ": a sticky error lost this process's CUDA context and the "
+                                                        "driver gives it no new one; isolated workers (the default) "
+                                                        "recover from this by starting a new process"
+                                                      : ""));
   m_state = std::move(s);  // from here release_context cleans up
   State& st = *m_state;
   check(m_api.ctx_set_current(st.ctx), "cuCtxSetCurrent");
@@ -136,9 +151,24 @@ void DeviceExecutor::ensure_context() {
   check(m_api.event_create(&st.stop, CU_EVENT_DEFAULT), "cuEventCreate");
   int l2 = 0;
   check(m_api.device_get_attribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, st.device), "cuDeviceGetAttribute(L2)");
-  // Twice the L2: writing it evicts every line the previous sample left behind.
-  st.flush_bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20);
-  check(m_api.mem_alloc(&st.flush, st.flush_bytes), "cuMemAlloc(L2 flush buffer)");
+  // At least twice the L2: writing it evicts every line the previous sample left behind. The
+  // flush also keeps the stream busy while the host enqueues the start event, the kernel and
+  // the stop event; an idle stream would let the event pair take in the host's launch time
+  // (about 180 us on the H200 of the gpu-check, where CUPTI and events then differed by 30% on
+  // a 500 us kernel). So the buffer has room for a longer flush, sized per sample in run_once.
+  st.flush_min = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20);
+  std::size_t total = 0;
+  m_api.device_total_mem(&total, st.device);
+  st.flush_capacity = std::max(st.flush_min, std::min<std::size_t>(total / 16, std::size_t{2} << 30));
+  if (m_api.mem_alloc(&st.flush, st.flush_capacity) != driver::success) {
+    st.flush_capacity = st.flush_min;
+    check(m_api.mem_alloc(&st.flush, st.flush_capacity), "cuMemAlloc(L2 flush buffer)");
+  }
+  st.flush_bytes = st.flush_min;
+  int memory_khz = 0, bus_bits = 0;
+  m_api.device_get_attribute(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, st.device);
+  m_api.device_get_attribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, st.device);
+  st.write_bytes_per_s = 0.5 * 2.0 * memory_khz * 1e3 * bus_bits / 8.0;
 }
 
 void DeviceExecutor::release_context(bool reset) {
@@ -176,9 +206,17 @@ class ExecutorTimer final : public SampleTimer {
       (void)m_st.cupti->take_ms();  // records of earlier runs
       m_drained = true;
     }
+    const auto enqueue_start = std::chrono::steady_clock::now();
     m_api.event_record(m_st.start, m_st.stream);
     m_launch();
     m_api.event_record(m_st.stop, m_st.stream);
+    const double enqueue_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
+    if (m_flush && enqueue_s > m_st.enqueue_s_max) {
+      // The next flush outlasts twice the slowest enqueue seen (warm-up runs set it).
+      m_st.enqueue_s_max = enqueue_s;
+      const double wanted = 2 * enqueue_s * m_st.write_bytes_per_s;
+      m_st.flush_bytes = std::clamp(static_cast<std::size_t>(wanted), m_st.flush_min, m_st.flush_capacity);
+    }
     if (auto r = m_api.event_synchronize(m_st.stop); r != driver::success) {
       const std::string msg = "kernel failed: " + driver::describe_result(m_api, r);
       if (driver::is_sticky(r)) throw sticky_error(Status::runtime_failed, msg);
@@ -269,6 +307,11 @@ Measurement DeviceExecutor::run(const Job& job) {
         if (auto r = m_api.memcpy_htod(dst, a.data.data(), bytes); r != driver::success)
           fail_status(r, Status::runtime_failed, fmt::format("upload of {}", a.name));
       }
+      // cuMemcpyHtoD from pageable memory may return before its DMA lands, and our stream does
+      // not wait for the legacy stream: without this, the kernel raced its own input upload (seen
+      // on the H200 as correct kernels whose last elements read back as the initial zeros).
+      if (auto r = m_api.ctx_synchronize(); r != driver::success)
+        fail_status(r, Status::runtime_failed, "upload of the arguments");
     };
     std::vector<void*> params;
     for (std::size_t i = 0; i < st.host.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -24,11 +25,14 @@ static_assert(sizeof(DevicePtr) == sizeof(CUdeviceptr) && sizeof(DeviceHandle) =
 
 namespace {
 std::atomic<const DriverApi*> g_override{nullptr};
+std::atomic<const DriverApi*> g_real_table{nullptr};
+std::atomic<pid_t> g_initialised_by{-1};
 
 struct Loaded {
   DriverApi api;
   bool ok = false;
   std::string why;
+  pid_t initialised_by = -1;  // CUDA's state does not survive fork: a child must not use it
 };
 
 using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
@@ -106,9 +110,14 @@ const Loaded& load() {
       const char* name = nullptr;
       a.get_error_name(r, &name);
       l.why = fmt::format("CUDA driver found but cuInit failed: {} ({})", name ? name : "?", static_cast<int>(r));
+      if (r == CUDA_ERROR_NOT_INITIALIZED)
+        l.why += ": this process was forked from one that had already initialised CUDA (directly, or through "
+                 "NVRTC or CUPTI), and CUDA does not survive fork";
       return l;
     }
     l.ok = true;
+    l.initialised_by = ::getpid();
+    g_initialised_by.store(l.initialised_by);
     return l;
   }();
   return loaded;
@@ -122,8 +131,25 @@ const DriverApi* driver(std::string* why) {
     if (why) *why = l.why;
     return nullptr;
   }
+  if (l.initialised_by != ::getpid()) {
+    // Every call would fail with CUDA_ERROR_NOT_INITIALIZED; say why instead.
+    if (why)
+      *why = fmt::format(
+          "CUDA cannot be used in this process: it was forked from process {}, which had already initialised "
+          "CUDA, and CUDA does not survive fork",
+          l.initialised_by);
+    return nullptr;
+  }
+  g_real_table.store(&l.api);
   return &l.api;
 }
+
+// Neither asks the loader: asking must not initialise CUDA.
+bool initialised_in_this_process() { return g_initialised_by.load() == ::getpid(); }
+
+bool test_driver_installed() { return g_override.load() != nullptr; }
+
+bool is_real_driver(const DriverApi& api) { return &api == g_real_table.load(); }
 
 void set_driver_for_testing(const DriverApi* api) { g_override.store(api); }
 

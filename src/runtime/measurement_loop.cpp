@@ -12,7 +12,7 @@ namespace gpuforecast::detail {
 LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& criterion, Clock& clock,
                                 const LoopOptions& options, Measurement& m) {
   LoopReport report;
-  std::vector<double> disagreement;
+  std::vector<double> disagreement, cupti_ms, event_ms;
   m.samples_ms.clear();
   const double start = clock.now_s();
   for (int i = 0; i < options.warmup; ++i) {
@@ -25,6 +25,8 @@ LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& cri
     m.samples_ms.push_back(s.kernel_ms);
     if (s.event_ms >= 0 && s.cupti_ms > 0) {
       disagreement.push_back(std::abs(s.event_ms - s.cupti_ms) / s.cupti_ms);
+      cupti_ms.push_back(s.cupti_ms);
+      event_ms.push_back(s.event_ms);
       report.max_timer_disagreement = std::max(report.max_timer_disagreement, disagreement.back());
       ++report.timer_pairs;
     }
@@ -43,8 +45,9 @@ LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& cri
                                  options.warmup, report.stop_reason);
   if (report.timer_pairs > 0) {
     report.median_timer_disagreement = median_interval(disagreement).median;
-    line += fmt::format("; CUPTI vs events: median disagreement {:.2f}%, max {:.2f}%",
-                        100 * report.median_timer_disagreement, 100 * report.max_timer_disagreement);
+    line += fmt::format("; CUPTI vs events: median disagreement {:.2f}%, max {:.2f}% (medians {:.4f} ms and {:.4f} ms)",
+                        100 * report.median_timer_disagreement, 100 * report.max_timer_disagreement,
+                        median_interval(cupti_ms).median, median_interval(event_ms).median);
     if (report.max_timer_disagreement > options.timer_tolerance) line += " (above tolerance)";
   }
   if (!m.log.empty() && m.log.back() != '\n') m.log += '\n';

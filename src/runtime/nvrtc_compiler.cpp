@@ -11,6 +11,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/worker_process.hpp"
 
 namespace gpuforecast {
 
@@ -67,6 +68,7 @@ struct NvrtcCompiler::Impl {
 };
 
 NvrtcCompiler::NvrtcCompiler(CompilerOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {
+  detail::start_worker_spawner();  // before NVRTC, which initialises the CUDA driver in this process
   m_impl->include_paths = m_impl->options.include_paths.empty() ? default_include_paths() : m_impl->options.include_paths;
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) throw cuda_error("NVRTC is not usable (nvrtcVersion failed)");

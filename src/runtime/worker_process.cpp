@@ -9,8 +9,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "gpuforecast/core/error.hpp"
 
@@ -18,7 +20,7 @@ namespace gpuforecast::detail {
 
 namespace {
 // Framing: 8-byte little-endian length, then a 1-byte tag and the payload.
-constexpr char kProgress = 'P', kResult = 'R';
+constexpr char kProgress = 'P', kResult = 'R', kResultThenExit = 'X';
 
 bool write_all(int fd, const void* data, std::size_t n) {
   const char* p = static_cast<const char*>(data);
@@ -96,18 +98,206 @@ std::string describe_exit(int status) {
         m.status = Status::runtime_failed;
         m.log = std::string("worker: ") + e.what();
       }
+      // After a sticky error a real driver refuses a new context in this process (seen on the
+      // H200: cuDevicePrimaryCtxRetain keeps failing with CUDA_ERROR_ILLEGAL_ADDRESS), so the
+      // worker ends and the next job gets a fresh process.
+      if (executor && executor->context_rebuilt()) {
+        send_message(fd, kResultThenExit, serialize(m));
+        break;
+      }
       if (!send_message(fd, kResult, serialize(m))) break;
     }
   }
   ::_exit(0);  // never run the parent's atexit handlers or static destructors
 }
+
+// A function run in a child process: its result (or exception text) goes back as one message.
+[[noreturn]] void probe_main(int fd, std::string (*fn)()) {
+  std::string out;
+  char tag = kResult;
+  try {
+    out = fn();
+  } catch (const std::exception& e) {
+    out = e.what();
+    tag = 'E';
+  }
+  send_message(fd, tag, out);
+  ::_exit(0);
+}
+
+// ---- The clean spawner ------------------------------------------------------------------
+// CUDA's state does not survive fork, and since CUDA 13 NVRTC initialises the driver in the
+// process that compiles. So workers are not forked from this process, which compiles ahead of
+// measuring, but from a spawner forked before this process first compiled or touched CUDA.
+// The spawner is the workers' parent: it forks them, hands back their socket (SCM_RIGHTS) and
+// reaps them on request. It exits when this process closes its socket (on exit, at the latest).
+
+bool send_fd(int socket, int fd, const std::string& payload) {
+  std::uint64_t n = payload.size();
+  if (!write_all(socket, &n, sizeof n)) return false;
+  char byte = 'F';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  ssize_t r;
+  do r = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  return r == 1 && write_all(socket, payload.data(), payload.size());
+}
+
+bool receive_fd(int socket, int& fd, std::string& payload) {
+  std::uint64_t n = 0;
+  if (!read_all(socket, &n, sizeof n) || n > 4096) return false;
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t r;
+  do r = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (r != 1 || !c || c->cmsg_type != SCM_RIGHTS) return false;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  payload.resize(n);
+  return read_all(socket, payload.data(), n);
+}
+
+std::string pack(std::int64_t a, std::int64_t b) {
+  std::string out(16, '\0');
+  std::memcpy(out.data(), &a, 8);
+  std::memcpy(out.data() + 8, &b, 8);
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> unpack(const std::string& in) {
+  std::int64_t a = 0, b = 0;
+  if (in.size() == 16) std::memcpy(&a, in.data(), 8), std::memcpy(&b, in.data() + 8, 8);
+  return {a, b};
+}
+
+// Requests: 'W' worker for ordinal a; 'F' run function pointer a (the spawner is a fork of this
+// process, so the address is valid there); 'R' reap pid a, b = 1 for WNOHANG.
+[[noreturn]] void spawner_main(int fd) {
+  for (;;) {
+    char tag = 0;
+    std::string payload;
+    if (!receive_message(fd, tag, payload)) ::_exit(0);
+    const auto [a, b] = unpack(payload);
+    if (tag == 'R') {
+      int status = 0;
+      const pid_t r = ::waitpid(static_cast<pid_t>(a), &status, b ? WNOHANG : 0);
+      if (!send_message(fd, 'R', pack(r, status))) ::_exit(0);
+      continue;
+    }
+    int sp[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
+      if (!send_message(fd, 'E', std::string("socketpair: ") + std::strerror(errno))) ::_exit(0);
+      continue;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fd);
+      ::close(sp[0]);
+      if (tag == 'W') child_main(sp[1], static_cast<int>(a));
+      probe_main(sp[1], reinterpret_cast<std::string (*)()>(static_cast<std::uintptr_t>(a)));
+    }
+    ::close(sp[1]);
+    bool ok = true;
+    if (pid < 0)
+      ok = send_message(fd, 'E', std::string("fork: ") + std::strerror(errno));
+    else
+      ok = send_message(fd, 'S', {}) && send_fd(fd, sp[0], pack(pid, 0));
+    ::close(sp[0]);
+    if (!ok) ::_exit(0);
+  }
+}
+
+class Spawner {
+ public:
+  static Spawner& instance() {
+    static Spawner s;
+    return s;
+  }
+  [[nodiscard]] bool running() const noexcept { return m_fd >= 0; }
+
+  // A child of the spawner running child_main(ordinal) or fn; its socket in `fd`.
+  pid_t spawn(char tag, std::int64_t arg, int& fd) {
+    std::lock_guard lock(m_mutex);
+    char reply = 0;
+    std::string payload;
+    if (!send_message(m_fd, tag, pack(arg, 0)) || !receive_message(m_fd, reply, payload))
+      throw cuda_error("the worker spawner process is gone");
+    if (reply == 'E') throw cuda_error("the worker spawner could not start a worker: " + payload);
+    if (!receive_fd(m_fd, fd, payload)) throw cuda_error("the worker spawner process is gone");
+    return static_cast<pid_t>(unpack(payload).first);
+  }
+
+  // waitpid through the spawner (the workers are its children).
+  pid_t reap(pid_t pid, int* status, bool no_hang) {
+    std::lock_guard lock(m_mutex);
+    char reply = 0;
+    std::string payload;
+    if (!send_message(m_fd, 'R', pack(pid, no_hang ? 1 : 0)) || !receive_message(m_fd, reply, payload)) return -1;
+    const auto [r, st] = unpack(payload);
+    *status = static_cast<int>(st);
+    return static_cast<pid_t>(r);
+  }
+
+ private:
+  Spawner() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT}) ::signal(sig, SIG_DFL);
+      spawner_main(fds[1]);
+    }
+    ::close(fds[1]);
+    if (pid < 0) {
+      ::close(fds[0]);
+      return;
+    }
+    m_fd = fds[0];
+  }
+  std::mutex m_mutex;
+  int m_fd = -1;
+};
+
+// A test's driver table lives in this process's memory: only a direct fork inherits it.
+bool use_spawner() { return !driver::test_driver_installed() && Spawner::instance().running(); }
 }  // namespace
+
+void start_worker_spawner() { (void)Spawner::instance(); }
 
 WorkerProcess::WorkerProcess(int ordinal) : m_ordinal(ordinal) {}
 
 WorkerProcess::~WorkerProcess() { stop(false); }
 
 void WorkerProcess::start() {
+  if (use_spawner()) {
+    int fd = -1;
+    m_pid = Spawner::instance().spawn('W', m_ordinal, fd);
+    m_fd = fd;
+    m_spawned = true;
+    ++m_restarts;
+    m_references.clear();
+    return;
+  }
+  m_spawned = false;
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     throw cuda_error(fmt::format("socketpair: {}", std::strerror(errno)));
@@ -134,20 +324,25 @@ void WorkerProcess::stop(bool kill_now) {
   int status = 0;
   if (kill_now) {
     ::kill(m_pid, SIGKILL);
-    ::waitpid(m_pid, &status, 0);
+    wait_child(status, false);
   } else {
     // Give it a moment to release the GPU cleanly, then insist.
     for (int i = 0; i < 200; ++i) {
-      if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      if (wait_child(status, true) == m_pid) {
         m_pid = -1;
         return;
       }
       ::usleep(10000);
     }
     ::kill(m_pid, SIGKILL);
-    ::waitpid(m_pid, &status, 0);
+    wait_child(status, false);
   }
   m_pid = -1;
+}
+
+pid_t WorkerProcess::wait_child(int& status, bool no_hang) {
+  if (m_spawned) return Spawner::instance().reap(m_pid, &status, no_hang);
+  return ::waitpid(m_pid, &status, no_hang ? WNOHANG : 0);
 }
 
 Measurement WorkerProcess::run(const Job& job, double timeout_s) {
@@ -175,7 +370,7 @@ Measurement WorkerProcess::run(const Job& job, double timeout_s) {
       ::close(m_fd);
       m_fd = -1;
       int status = 0;
-      ::waitpid(m_pid, &status, 0);
+      wait_child(status, false);
       m.status = Status::runtime_failed;
       m.reason = "runtime_failed";
       m.log = fmt::format("worker {} {} while running the candidate; restarted", m_pid, describe_exit(status));
@@ -184,6 +379,11 @@ Measurement WorkerProcess::run(const Job& job, double timeout_s) {
     }
     if (tag == kProgress) continue;
     m = deserialize_measurement(payload);
+    if (tag == kResultThenExit) {
+      stop(false);
+      m.log += "worker process ended after the sticky error; a new one takes the next job\n";
+      return m;
+    }
     if (job.kind == Job::Kind::reference && m.status == Status::ok) m_references.insert(job.argument_set);
     // A sticky error was handled in the child by rebuilding its context; references are host
     // copies and survive that.
@@ -191,7 +391,34 @@ Measurement WorkerProcess::run(const Job& job, double timeout_s) {
   }
 }
 
-std::optional<std::string> run_in_child(const std::function<std::string()>& fn, double timeout_s, std::string* why) {
+std::optional<std::string> run_in_child(std::string (*fn)(), double timeout_s, std::string* why) {
+  if (use_spawner()) {
+    int fd = -1;
+    pid_t pid = -1;
+    try {
+      pid = Spawner::instance().spawn('F', static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(fn)), fd);
+    } catch (const std::exception& e) {
+      if (why) *why = e.what();
+      return std::nullopt;
+    }
+    std::optional<std::string> result;
+    char tag = 0;
+    std::string payload;
+    if (!wait_readable(fd, timeout_s)) {
+      if (why) *why = fmt::format("probe process did not answer within {} s", timeout_s);
+      ::kill(pid, SIGKILL);
+    } else if (!receive_message(fd, tag, payload)) {
+      if (why) *why = "probe process died";
+    } else if (tag == 'E') {
+      if (why) *why = payload;
+    } else {
+      result = std::move(payload);
+    }
+    ::close(fd);
+    int status = 0;
+    Spawner::instance().reap(pid, &status, false);
+    return result;
+  }
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     if (why) *why = std::strerror(errno);
@@ -205,16 +432,7 @@ std::optional<std::string> run_in_child(const std::function<std::string()>& fn, 
   }
   if (pid == 0) {
     ::close(fds[0]);
-    std::string out;
-    char tag = kResult;
-    try {
-      out = fn();
-    } catch (const std::exception& e) {
-      out = e.what();
-      tag = 'E';
-    }
-    send_message(fds[1], tag, out);
-    ::_exit(0);
+    probe_main(fds[1], fn);
   }
   ::close(fds[1]);
   std::optional<std::string> result;

@@ -5,9 +5,10 @@
 // job reported as timeout; a child that dies is reported runtime_failed. The next job starts a
 // fresh child (a fresh CUDA context).
 //
-// The child is forked from the caller. The caller must not have initialised CUDA itself (a
-// forked child cannot use its parent's CUDA state), which is why the benchmarker never touches
-// the driver in the parent when isolation is on: device records come from a probe child too.
+// CUDA's state does not survive fork, and NVRTC (since CUDA 13) initialises the driver in the
+// process that compiles. So children are forked by a spawner process, itself forked before
+// this process first compiled or touched CUDA (start_worker_spawner). Only with a test driver
+// table installed are children forked directly, so that they inherit the table.
 #include <sys/types.h>
 
 #include <functional>
@@ -44,16 +45,23 @@ class WorkerProcess {
  private:
   void start();
   void stop(bool kill_now);
+  pid_t wait_child(int& status, bool no_hang);
   int m_ordinal;
   pid_t m_pid = -1;
   int m_fd = -1;
   int m_restarts = -1;
+  bool m_spawned = false;  // a child of the spawner, reaped through it
   std::set<std::string> m_references;
 };
 
 // Runs `fn` in a forked child and returns what it returns (as bytes), or nullopt with `why`
 // when the child fails or exceeds `timeout_s`. Used to enumerate devices without initialising
 // CUDA in the caller.
-std::optional<std::string> run_in_child(const std::function<std::string()>& fn, double timeout_s, std::string* why);
+std::optional<std::string> run_in_child(std::string (*fn)(), double timeout_s, std::string* why);
+
+// Forks the spawner now if it is not running. Called before anything in this process compiles
+// with NVRTC or initialises CUDA: NvrtcCompiler's and CudaBenchmarker's constructors and
+// enumerate_cuda_devices().
+void start_worker_spawner();
 
 }  // namespace gpuforecast::detail

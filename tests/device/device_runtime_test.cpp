@@ -163,3 +163,22 @@ extern "C" __global__ void wrong_kernel(float* out, int n) {
   }
   CHECK(counts[Status::timeout] == 1);
 }
+
+// Last on purpose: it initialises CUDA in this process, after which workers must still come
+// from a clean process (the spawner) to be usable.
+TEST_CASE("in-process measurement, then isolated workers in the same process", "[device]") {
+  auto in_process = options();
+  in_process.isolate = false;
+  const T1File t1 = read_t1((test::source_dir() / "examples" / "kernels" / "transpose.json").string());
+  const auto configs = sample_valid(t1.space, 2, 3);
+  for (bool isolate : {false, true}) {
+    auto o = options();
+    o.isolate = isolate;
+    CudaBenchmarker bench(o);
+    const auto ms = bench.measure(candidates_of(t1, configs, bench.devices().front()));
+    for (const auto& m : ms) {
+      INFO((isolate ? "isolated: " : "in-process: ") << m.log);
+      CHECK(m.status == Status::ok);
+    }
+  }
+}

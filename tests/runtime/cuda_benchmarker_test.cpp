@@ -191,6 +191,8 @@ TEST_CASE("isolated workers: 100 candidates with crashes and a hang give 100 mea
   CHECK(counts[Status::timeout] == 1);
   CHECK_THAT(m[50].log, Catch::Contains("killed"));
   CHECK_THAT(m[20].log, Catch::Contains("signal"));
+  // A sticky error ends the worker (a real driver gives that process no new context).
+  CHECK_THAT(m[10].log, Catch::Contains("ILLEGAL_ADDRESS") && Catch::Contains("a new one takes the next job"));
   // And the benchmarker is still usable afterwards.
   const auto again = bench.measure(std::vector<Candidate>{candidate("ok_kernel", 1000, spec)});
   CHECK(again[0].status == Status::ok);

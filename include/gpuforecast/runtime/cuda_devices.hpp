@@ -14,6 +14,8 @@ namespace gpuforecast {
 [[nodiscard]] std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api);
 
 // Through driver::driver(); throws cuda_error("no CUDA driver found: ...") without a driver.
+// Unless this process already uses CUDA, a short-lived child process asks the driver, so that
+// listing the GPUs does not stop this process from forking benchmark workers.
 [[nodiscard]] std::vector<Device> enumerate_cuda_devices();
 
 // "ampere", "hopper", ... for an NVIDIA compute capability.

@@ -79,6 +79,15 @@ struct DriverApi {
 
 // Replaces the table for this process (nullptr restores the real one). For tests.
 void set_driver_for_testing(const DriverApi* api);
+[[nodiscard]] bool test_driver_installed();
+
+// True when this process (not a parent it was forked from) has initialised the real driver.
+// A process that has cannot fork workers that use CUDA: CUDA's state does not survive fork.
+[[nodiscard]] bool initialised_in_this_process();
+
+// True for the real driver's table, false for a test table. Only the real driver's kernels
+// reach CUPTI.
+[[nodiscard]] bool is_real_driver(const DriverApi& api);
 
 // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
 [[nodiscard]] std::string describe_result(const DriverApi& api, Result r);
