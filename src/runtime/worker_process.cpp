@@ -236,13 +236,17 @@ class Spawner {
   // A child of the spawner running child_main(ordinal) or fn; its socket in `fd`.
   pid_t spawn(char tag, std::int64_t arg, int& fd) {
     std::lock_guard lock(m_mutex);
-    char reply = 0;
-    std::string payload;
-    if (!send_message(m_fd, tag, pack(arg, 0)) || !receive_message(m_fd, reply, payload))
-      throw cuda_error("the worker spawner process is gone");
-    if (reply == 'E') throw cuda_error("the worker spawner could not start a worker: " + payload);
-    if (!receive_fd(m_fd, fd, payload)) throw cuda_error("the worker spawner process is gone");
-    return static_cast<pid_t>(unpack(payload).first);
+    for (int attempt = 0;; ++attempt) {
+      char reply = 0;
+      std::string payload;
+      if (send_message(m_fd, tag, pack(arg, 0)) && receive_message(m_fd, reply, payload)) {
+        if (reply == 'E') throw cuda_error("the worker spawner could not start a worker: " + payload);
+        if (receive_fd(m_fd, fd, payload)) return static_cast<pid_t>(unpack(payload).first);
+      }
+      // Killed from outside (OOM killer, a user): start another. It is forked from this process
+      // as it is now; if that has initialised CUDA, its workers say so when they start.
+      if (attempt > 0 || !restart()) throw cuda_error("the worker spawner process is gone and could not be restarted");
+    }
   }
 
   // waitpid through the spawner (the workers are its children).
@@ -257,7 +261,9 @@ class Spawner {
   }
 
  private:
-  Spawner() {
+  Spawner() { start(); }
+
+  void start() {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
     const pid_t pid = ::fork();
@@ -272,9 +278,24 @@ class Spawner {
       return;
     }
     m_fd = fds[0];
+    m_pid = pid;
   }
+
+  bool restart() {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);  // it is this process's child
+    }
+    m_pid = -1;
+    start();
+    return m_fd >= 0;
+  }
+
   std::mutex m_mutex;
   int m_fd = -1;
+  pid_t m_pid = -1;
 };
 
 // A test's driver table lives in this process's memory: only a direct fork inherits it.

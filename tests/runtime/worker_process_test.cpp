@@ -4,6 +4,7 @@
 #include "runtime/worker_process.hpp"
 
 #include <catch2/catch.hpp>
+#include <signal.h>
 #include <unistd.h>
 
 #include <stdexcept>
@@ -59,4 +60,18 @@ TEST_CASE("a spawned worker without a driver reports why, and is replaced for th
   CHECK(first > 0);
   worker.run(job, 10);
   CHECK(worker.pid() == first);  // a failed job is a status, not a dead worker
+}
+
+TEST_CASE("a spawner killed from outside is replaced", "[runtime][isolation]") {
+  std::string why;
+  const auto before = detail::run_in_child(&who_am_i, 10, &why);
+  REQUIRE(before);
+  const pid_t spawner = static_cast<pid_t>(std::stol(before->substr(before->find(' ') + 1)));
+  REQUIRE(::kill(spawner, SIGKILL) == 0);
+  const auto after = detail::run_in_child(&who_am_i, 10, &why);
+  INFO(why);
+  REQUIRE(after);
+  const pid_t replacement = static_cast<pid_t>(std::stol(after->substr(after->find(' ') + 1)));
+  CHECK(replacement != spawner);
+  CHECK(replacement != ::getpid());
 }
