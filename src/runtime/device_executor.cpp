@@ -106,6 +106,7 @@ struct DeviceExecutor::State {
   driver::Event start = nullptr, stop = nullptr;
   driver::DevicePtr flush = 0;
   std::size_t flush_capacity = 0;  // bytes allocated
+  std::size_t flush_limit = 0;     // the most it may grow to
   std::size_t flush_min = 0;       // twice the L2
   std::size_t flush_bytes = 0;     // written before the next sample
   double write_bytes_per_s = 0;    // half the peak memory bandwidth: a cautious memset rate
@@ -155,16 +156,14 @@ void DeviceExecutor::ensure_context() {
   // flush also keeps the stream busy while the host enqueues the start event, the kernel and
   // the stop event; an idle stream would let the event pair take in the host's launch time
   // (about 180 us on the H200 of the gpu-check, where CUPTI and events then differed by 30% on
-  // a 500 us kernel). So the buffer has room for a longer flush, sized per sample in run_once.
+  // a 500 us kernel). So the flush is sized per sample in run_once, and its buffer grows there
+  // when needed, up to 1/16 of device memory and 2 GiB.
   st.flush_min = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20);
   std::size_t total = 0;
   m_api.device_total_mem(&total, st.device);
-  st.flush_capacity = std::max(st.flush_min, std::min<std::size_t>(total / 16, std::size_t{2} << 30));
-  if (m_api.mem_alloc(&st.flush, st.flush_capacity) != driver::success) {
-    st.flush_capacity = st.flush_min;
-    check(m_api.mem_alloc(&st.flush, st.flush_capacity), "cuMemAlloc(L2 flush buffer)");
-  }
-  st.flush_bytes = st.flush_min;
+  st.flush_limit = std::max(st.flush_min, std::min<std::size_t>(total / 16, std::size_t{2} << 30));
+  st.flush_capacity = st.flush_bytes = st.flush_min;
+  check(m_api.mem_alloc(&st.flush, st.flush_capacity), "cuMemAlloc(L2 flush buffer)");
   int memory_khz = 0, bus_bits = 0;
   m_api.device_get_attribute(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, st.device);
   m_api.device_get_attribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, st.device);
@@ -214,8 +213,10 @@ class ExecutorTimer final : public SampleTimer {
     if (m_flush && enqueue_s > m_st.enqueue_s_max) {
       // The next flush outlasts twice the slowest enqueue seen (warm-up runs set it).
       m_st.enqueue_s_max = enqueue_s;
-      const double wanted = 2 * enqueue_s * m_st.write_bytes_per_s;
-      m_st.flush_bytes = std::clamp(static_cast<std::size_t>(wanted), m_st.flush_min, m_st.flush_capacity);
+      const auto wanted = std::clamp(static_cast<std::size_t>(2 * enqueue_s * m_st.write_bytes_per_s),
+                                     m_st.flush_min, m_st.flush_limit);
+      if (wanted > m_st.flush_capacity) grow_flush(std::min(m_st.flush_limit, wanted + wanted / 2));
+      m_st.flush_bytes = std::min(wanted, m_st.flush_capacity);
     }
     if (auto r = m_api.event_synchronize(m_st.stop); r != driver::success) {
       const std::string msg = "kernel failed: " + driver::describe_result(m_api, r);
@@ -235,6 +236,16 @@ class ExecutorTimer final : public SampleTimer {
   }
 
  private:
+  // Between samples, after this one's kernel finished. A failed allocation keeps the old size.
+  void grow_flush(std::size_t bytes) {
+    if (m_api.ctx_synchronize() != driver::success) return;  // the error surfaces in the next sample
+    driver::DevicePtr bigger = 0;
+    if (m_api.mem_alloc(&bigger, bytes) != driver::success) return;
+    m_api.mem_free(m_st.flush);
+    m_st.flush = bigger;
+    m_st.flush_capacity = bytes;
+  }
+
   const driver::DriverApi& m_api;
   DeviceExecutor::State& m_st;
   std::function<void()> m_launch;

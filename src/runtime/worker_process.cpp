@@ -339,6 +339,7 @@ void WorkerProcess::start() {
 }
 
 void WorkerProcess::stop(bool kill_now) {
+  m_references.clear();  // they die with the process: the next one must run the reference again
   if (m_pid <= 0) return;
   if (m_fd >= 0) ::close(m_fd);  // a healthy child sees EOF and exits
   m_fd = -1;
@@ -396,6 +397,7 @@ Measurement WorkerProcess::run(const Job& job, double timeout_s) {
       m.reason = "runtime_failed";
       m.log = fmt::format("worker {} {} while running the candidate; restarted", m_pid, describe_exit(status));
       m_pid = -1;
+      m_references.clear();
       return m;
     }
     if (tag == kProgress) continue;

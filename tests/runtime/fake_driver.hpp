@@ -130,10 +130,10 @@ inline Result dtoh(void* d, driver::DevicePtr s, std::size_t n) {
   std::memcpy(d, reinterpret_cast<const void*>(s), n);
   return 0;
 }
-inline Result memset_async(driver::DevicePtr d, unsigned char v, std::size_t n, driver::Stream) {
-  if (state().sticky) return driver::error_illegal_address;
-  std::memset(reinterpret_cast<void*>(d), v, n);
-  return 0;
+// Only the L2 flush uses memset, and nothing reads what it writes; writing it here would cost
+// the tests host time in proportion to the flush, which grows with the measured enqueue time.
+inline Result memset_async(driver::DevicePtr, unsigned char, std::size_t, driver::Stream) {
+  return sticky_or(0);
 }
 inline Result launch(driver::Function f, unsigned, unsigned, unsigned, unsigned bx, unsigned by, unsigned bz, unsigned,
                      driver::Stream, void** params, void**) {
