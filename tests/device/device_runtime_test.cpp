@@ -159,7 +159,10 @@ extern "C" __global__ void wrong_kernel(float* out, int n) {
     else if (v == "crash_kernel") CHECK(ms[i].status == Status::runtime_failed);
     else if (v == "hang_kernel") CHECK(ms[i].status == Status::timeout);
     else if (v == "wrong_kernel") CHECK(ms[i].status == Status::invalid);
-    else CHECK(ms[i].status == Status::ok);
+    else {
+      CHECK(ms[i].status == Status::ok);
+      CHECK_THAT(ms[i].log, Catch::Contains("output verified"));  // also right after a replaced worker
+    }
   }
   CHECK(counts[Status::timeout] == 1);
 }

@@ -185,7 +185,11 @@ TEST_CASE("isolated workers: 100 candidates with crashes and a hang give 100 mea
                             : v == "hang_kernel"     ? Status::timeout
                                                      : Status::runtime_failed;
     CHECK(m[static_cast<std::size_t>(i)].status == expected);
-    if (expected == Status::ok) CHECK(m[static_cast<std::size_t>(i)].samples_ms.size() >= 9);
+    if (expected == Status::ok) {
+      CHECK(m[static_cast<std::size_t>(i)].samples_ms.size() >= 9);
+      // Also right after a worker was replaced: the new one runs the reference first.
+      CHECK_THAT(m[static_cast<std::size_t>(i)].log, Catch::Contains("output verified"));
+    }
   }
   CHECK(counts[Status::ok] == 84);
   CHECK(counts[Status::timeout] == 1);
