@@ -191,6 +191,9 @@ std::pair<std::int64_t, std::int64_t> unpack(const std::string& in) {
 // Requests: 'W' worker for ordinal a; 'F' run function pointer a (the spawner is a fork of this
 // process, so the address is valid there); 'R' reap pid a, b = 1 for WNOHANG.
 [[noreturn]] void spawner_main(int fd) {
+  // Only callers without a test driver table use the spawner (use_spawner), whatever was
+  // installed when it was forked.
+  driver::set_driver_for_testing(nullptr);
   for (;;) {
     char tag = 0;
     std::string payload;

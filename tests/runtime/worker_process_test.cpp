@@ -75,3 +75,19 @@ TEST_CASE("a spawner killed from outside is replaced", "[runtime][isolation]") {
   CHECK(replacement != spawner);
   CHECK(replacement != ::getpid());
 }
+
+namespace {
+std::string which_driver() { return driver::test_driver_installed() ? "test table" : "real driver"; }
+}  // namespace
+
+// ctest runs each case in a process of its own, so here the spawner is forked with the table in.
+TEST_CASE("a spawner forked while a test table was installed serves callers without one", "[runtime][isolation]") {
+  static const driver::DriverApi table{};
+  driver::set_driver_for_testing(&table);
+  detail::start_worker_spawner();
+  driver::set_driver_for_testing(nullptr);
+  std::string why;
+  const auto answer = detail::run_in_child(&which_driver, 10, &why);
+  REQUIRE(answer);
+  CHECK(*answer == "real driver");
+}
