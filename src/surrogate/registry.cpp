@@ -11,6 +11,7 @@
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
+#include "gpuforecast/surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/ridge.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
 #if GPUFORECAST_HAVE_TORCH
@@ -123,7 +124,7 @@ std::vector<double> ensemble_member_weights() {
 }
 
 std::vector<std::string> surrogate_names() {
-  std::vector<std::string> names{"ridge", "knn", "gp"};
+  std::vector<std::string> names{"ridge", "knn", "gp", "forest"};
 #if GPUFORECAST_HAVE_XGBOOST
   names.emplace_back("xgboost");
 #endif
@@ -157,6 +158,12 @@ AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
     o.seed = seed;
     return KnnSurrogate(o);
   }
+  if (name == "forest") {
+    RandomForestOptions o;
+    o.seed = seed;
+    o.max_samples = 2048;  // whole datasets: a tree per 2,048 drawn rows keeps fitting to seconds
+    return RandomForestSurrogate(o);
+  }
   if (name == "gp") {
     GaussianProcessOptions o;
     o.seed = seed;
@@ -184,6 +191,7 @@ AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r) {
   if (kind == "ridge") return RidgeSurrogate::load(r);
   if (kind == "knn") return KnnSurrogate::load(r);
   if (kind == "gp") return GaussianProcessSurrogate::load(r);
+  if (kind == "forest") return RandomForestSurrogate::load(r);
   if (kind == "ensemble") return AnyEnsemble::load(r);
 #if GPUFORECAST_HAVE_XGBOOST
   if (kind == "xgboost") return XgboostSurrogate::load(r);

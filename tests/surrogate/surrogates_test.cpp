@@ -1,6 +1,6 @@
 // Every baseline against the same checks: it ranks a space it saw half of, it says which
 // configurations fail, its intervals cover, save/load gives identical forecasts, update learns,
-// and copies are independent. Ridge, knn, gp, xgboost, Ensemble<...>, AnyEnsemble, registry.
+// and copies are independent. Ridge, knn, forest, gp, xgboost, Ensemble<...>, AnyEnsemble, registry.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
+#include "gpuforecast/surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/ridge.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
@@ -106,6 +107,39 @@ TEST_CASE("knn surrogate") {
   KnnSurrogate k;
   k.fit(test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0));
   CHECK(k.chosen_k() >= 1);
+}
+
+TEST_CASE("forest surrogate") {
+  check_surrogate(RandomForestSurrogate(), 0.9);
+  const auto all = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  const auto half = test::every_other(all, 0);
+  RandomForestOptions o;
+  o.seed = 3;
+  RandomForestSurrogate a(o), b(o);
+  a.fit(half);
+  b.fit(half);
+  const auto cands = test::candidates_of(test::every_other(all, 1));
+  CHECK(medians(a.predict(cands)) == medians(b.predict(cands)));  // seeded
+  o.seed = 4;
+  RandomForestSurrogate c(o);
+  c.fit(half);
+  CHECK(medians(c.predict(cands)) != medians(a.predict(cands)));
+  // The trees disagree more about configurations they did not see than about those they did:
+  // the spread an optimistic search ranks by.
+  auto mean_spread = [&](const std::vector<Candidate>& q) {
+    double s = 0;
+    for (const auto& f : a.predict(q)) s += f.spread;
+    return s / static_cast<double>(q.size());
+  };
+  CHECK(mean_spread(cands) > mean_spread(test::candidates_of(half)));
+  CHECK_THROWS_AS(RandomForestSurrogate(RandomForestOptions{.trees = 0}), invalid_argument_error);
+  CHECK_THROWS_AS(RandomForestSurrogate(RandomForestOptions{.feature_fraction = 1.5}), invalid_argument_error);
+  std::vector<Observation> failed;
+  for (const auto& ob : all)
+    if (!ob.measurement.ok()) failed.push_back(ob);
+  RandomForestSurrogate none;
+  CHECK_THROWS_WITH(none.fit(failed), Catch::Contains("forest surrogate") && Catch::Contains("failed"));
+  CHECK_THROWS_AS(none.predict(cands), invalid_argument_error);
 }
 
 TEST_CASE("gp surrogate") {
