@@ -8,6 +8,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
+#include "gpuforecast/surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/search/search_model.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
@@ -16,11 +17,11 @@ namespace gpuforecast::search_detail {
 
 AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
   std::string k = kind;
-  // XGBoost measured best inside searches once the search also measures the incumbent's
-  // neighbours (docs/search.md): trees combine what each parameter does, so the model points at
-  // regions no measured point is close to; k-nearest neighbours only interpolates (and is the
-  // fallback where XGBoost is not available).
-  if (k.empty() || k == "default") k = xgboost_available() ? "xgboost" : "knn";
+  // A random forest measured best inside searches (docs/search.md): like boosted trees it
+  // combines what each parameter does, so it points at regions no measured point is close to,
+  // and its trees' disagreement is an uncertainty the optimistic ranking can use, which
+  // XGBoost's single model does not have; k-nearest neighbours only interpolates.
+  if (k.empty() || k == "default") k = "forest";
   if (k == "ensemble") {
     // Trees and neighbours generalise differently; their disagreement is the spread that
     // exploration feeds on.
@@ -43,6 +44,12 @@ AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) 
     o.threads = 1;
     o.seed = seed;
     return XgboostSurrogate(o);
+  }
+  if (k == "forest") {
+    // All rows per tree: a search has a few hundred at most.
+    RandomForestOptions o;
+    o.seed = seed;
+    return RandomForestSurrogate(o);
   }
   return make_surrogate(k, seed);
 }

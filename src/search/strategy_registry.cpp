@@ -124,6 +124,11 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("puct", o.puct);
   r.read("puct_c", o.puct_c);
   r.read("max_p_fail", o.max_p_fail);
+  r.read("optimism", o.optimism);
+  r.read("optimism_growth", o.optimism_growth);
+  r.read("optimism_max", o.optimism_max);
+  r.read("steady_picks", o.steady_picks);
+  r.read("whole_space_limit", o.whole_space_limit);
   r.finish();
   SelectiveModel model = s.model_factory ? s.model_factory() : search_detail::default_selective_model(s);
   return SurrogateFilteredSearch(std::move(model), o);

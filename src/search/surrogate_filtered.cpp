@@ -130,6 +130,12 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     (void)ctx.evaluate(initial);
   }
 
+  std::vector<Config> whole_space;
+  // Enumerating checks every point of the cartesian product against the constraints: bounded.
+  if (o.whole_space_limit > 0 && ctx.space().cartesian_size() <= 64 * static_cast<std::uint64_t>(o.whole_space_limit)) {
+    whole_space = enumerate_valid(ctx.space());
+    if (whole_space.size() > o.whole_space_limit) whole_space.clear();
+  }
   std::unordered_map<std::string, std::size_t> expansions;  // PUCT visit counts by key
   std::size_t stale_rounds = 0;
   std::size_t stagnant_rounds = 0;  // rounds since the best improved
@@ -217,6 +223,8 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         if (fixed.valid) propose(std::move(fixed.config));
       }
     }
+    const std::size_t bred_end = proposals.size();  // proposals from here on: the rest of the space
+    for (const auto& c : whole_space) propose(c);
     if (proposals.empty()) {
       if (++stale_rounds > 3) return;  // nothing new left to propose: the space is measured out
       continue;
@@ -242,10 +250,13 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       const double share = std::min(0.8, o.exploration_fraction * (1.0 + static_cast<double>(stagnant_rounds) / 2.0));
       const std::size_t n_explore =
           m >= 2 ? static_cast<std::size_t>(std::floor(share * static_cast<double>(m) + 0.5)) : 0;
-      // Exploitation: the best expected cost among candidates unlikely to fail.
-      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return expected_cost(decisions[a]) < expected_cost(decisions[b]);
-      });
+      // Exploitation: the best (optimistic) expected cost among candidates unlikely to fail.
+      double optimism = o.optimism * (1.0 + o.optimism_growth * static_cast<double>(stagnant_rounds));
+      if (o.optimism_max > 0) optimism = std::min(optimism, std::max(o.optimism, o.optimism_max));
+      auto exploit_key = [&](std::size_t i) {
+        return expected_cost(decisions[i]) * std::exp(-optimism * std::max(0.0, decisions[i].forecast.spread));
+      };
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return exploit_key(a) < exploit_key(b); });
       // Local moves: the forecast best unmeasured neighbour of the best measured configuration
       // (of the next best once its neighbourhood is measured out). A model that undervalues one
       // step from the incumbent would otherwise never measure it; this way every neighbourhood
@@ -263,6 +274,28 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         }
       std::vector<std::vector<std::size_t>> picked_genes;
       for (const auto& c : chosen) picked_genes.push_back(ix.indices(c));
+      if (optimism != o.optimism && o.steady_picks > 0) {
+        // While the optimism is grown, some picks keep the base optimism: a stalled search
+        // still refines what it knows while the rest of the round looks where the model is unsure.
+        std::vector<std::size_t> steady = order;
+        auto base_key = [&](std::size_t i) {
+          return expected_cost(decisions[i]) * std::exp(-o.optimism * std::max(0.0, decisions[i].forecast.spread));
+        };
+        std::sort(steady.begin(), steady.end(), [&](std::size_t a, std::size_t b) { return base_key(a) < base_key(b); });
+        std::size_t n_steady = o.steady_picks;
+        for (std::size_t i : steady) {
+          if (n_steady == 0 || chosen.size() + n_explore >= m) break;
+          if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
+          const auto g = ix.indices(proposals[i]);
+          if (o.batch_distance > 1 && std::any_of(picked_genes.begin(), picked_genes.end(),
+                                                  [&](const auto& h) { return hamming(g, h) < o.batch_distance; }))
+            continue;
+          picked_genes.push_back(g);
+          chosen.push_back(proposals[i]);
+          taken[i] = 1;
+          --n_steady;
+        }
+      }
       for (std::size_t pass = 0; pass < 2; ++pass)
         for (std::size_t i : order) {
           if (chosen.size() + n_explore >= m) break;
@@ -289,7 +322,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         });
       }
       for (std::size_t i : order)
-        if (chosen.size() < m && !taken[i] && decisions[i].defer && (!bred_only || i >= random_end))
+        if (chosen.size() < m && !taken[i] && decisions[i].defer && (!bred_only || (i >= random_end && i < bred_end)))
           chosen.push_back(proposals[i]), taken[i] = 1;
       // Nothing deferred (or everything likely to fail): fill by expected cost.
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

@@ -18,8 +18,8 @@
 
 namespace gpuforecast {
 
-// online_kind: "default" (XGBoost, or k-nearest neighbours where XGBoost is not built in), "knn",
-// "xgboost", "ridge", "ensemble" (XGBoost + knn)
+// online_kind: "default" (a random forest, "forest"), "xgboost", "knn", "ridge", "ensemble"
+// (XGBoost + knn), or any other name of the surrogate registry
 [[nodiscard]] SelectiveModel make_search_model(const std::string& online_kind = "default", std::uint64_t seed = 0);
 [[nodiscard]] SelectiveModel make_search_model(AnySurrogate pretrained, const std::string& online_kind = "default",
                                                std::uint64_t seed = 0,

@@ -38,10 +38,13 @@ struct SurrogateFilteredOptions {
   std::size_t local_moves = 1;
   // The round's exploitation picks differ pairwise in at least this many parameters (while the
   // candidates allow; 0 or 1: no constraint).
-  std::size_t batch_distance = 0;
+  std::size_t batch_distance = 2;
   // Share of a round's measurements for deferred candidates; it grows by half of itself per
   // round without improvement (at most 0.8), so a search stuck near one optimum looks further.
-  double exploration_fraction = 0.2;
+  // 0 by default: the optimistic ranking below already measures where the model is unsure, and
+  // on top of it any share of deferred candidates cost the NVIDIA convolution spaces at 200
+  // measurements (docs/search.md).
+  double exploration_fraction = 0;
   // Exploration draws deferred candidates at random (true) or by their optimistic bound; random
   // measured better on the shared spaces (docs/search.md): the bound keeps exploring next to
   // the known good region, where the model is already least wrong.
@@ -57,6 +60,20 @@ struct SurrogateFilteredOptions {
   // plus puct_c * prior * sqrt(total expansions) / (1 + its expansions); off: rank-weighted.
   bool puct = false;
   double puct_c = 1.0;
+  // Optimism in the face of uncertainty: exploitation ranks by the expected cost times
+  // exp(-optimism * spread), the spread being the model's own uncertainty in log-runtime (a
+  // lower confidence bound). 0: by the expected cost alone.
+  double optimism = 1.5;
+  // The optimism grows by this share of itself per round without improvement, so a stuck search
+  // ranks the regions the model knows least about higher (GP-UCB's growing beta).
+  double optimism_growth = 0.1;
+  // The grown optimism stays at or below this (0: no bound).
+  double optimism_max = 3;
+  // While the optimism is grown, this many of a round's picks still rank by the base optimism.
+  std::size_t steady_picks = 2;
+  // When the valid space has at most this many configurations, every unmeasured one is proposed
+  // each round besides the bred ones (the model ranks the whole space); 0: never.
+  std::size_t whole_space_limit = 20000;
   // Candidates whose forecast failure probability exceeds this are not measured for exploitation.
   double max_p_fail = 0.5;
 };
