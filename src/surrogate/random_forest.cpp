@@ -192,8 +192,11 @@ void train(RandomForestSurrogate::State& s, const RandomForestOptions& o) {
   std::mt19937_64 rng(o.seed);
   TreeBuilder runtime_builder(x, width, y, o, rng);
   // Out-of-bag predictions: each ok row predicted by the trees that did not see it.
-  std::vector<double> oob_sum(rows.rows(), 0), oob_sq(rows.rows(), 0);
-  std::vector<std::size_t> oob_n(rows.rows(), 0);
+  struct OutOfBag {
+    double sum = 0, sq = 0;
+    std::size_t n = 0;
+  };
+  std::vector<OutOfBag> oob(rows.rows());
   std::uniform_int_distribution<std::size_t> draw(0, ok.size() - 1);
   std::vector<char> in_bag(rows.rows());
   for (std::size_t t = 0; t < o.trees; ++t) {
@@ -207,9 +210,9 @@ void train(RandomForestSurrogate::State& s, const RandomForestOptions& o) {
     for (std::size_t r : ok)
       if (!in_bag[r]) {
         const double p = s.runtime.back().predict(x.data() + r * width);
-        oob_sum[r] += p;
-        oob_sq[r] += p * p;
-        ++oob_n[r];
+        oob[r].sum += p;
+        oob[r].sq += p * p;
+        ++oob[r].n;
       }
   }
   // Noise left once the trees' disagreement is accounted for: mean over out-of-bag rows of the
@@ -217,9 +220,9 @@ void train(RandomForestSurrogate::State& s, const RandomForestOptions& o) {
   double excess = 0;
   std::size_t counted = 0;
   for (std::size_t r : ok)
-    if (oob_n[r] >= 2) {
-      const double m = oob_sum[r] / static_cast<double>(oob_n[r]);
-      const double v = std::max(0.0, oob_sq[r] / static_cast<double>(oob_n[r]) - m * m);
+    if (oob[r].n >= 2) {
+      const double m = oob[r].sum / static_cast<double>(oob[r].n);
+      const double v = std::max(0.0, oob[r].sq / static_cast<double>(oob[r].n) - m * m);
       excess += (y[r] - m) * (y[r] - m) - v;
       ++counted;
     }
