@@ -2,9 +2,10 @@
 // Surrogate-filtered search (the GPU Forecasters loop; TVM's cost-model-guided evolution):
 // after an initial design, every round proposes many more candidates than it may measure
 // (mutations and uniform crossovers of the best measured configurations, every single-parameter
-// change of the best few, plus random ones), a SelectivePredictor forecasts them all, the
-// forecast best unmeasured neighbour of the incumbent and the most promising are measured, a
-// share of the round goes to candidates the predictor defers as uncertain (exploration), and
+// change of the best few, random ones, and the whole space when it is small), a
+// SelectivePredictor forecasts them all, the forecast best unmeasured neighbour of the
+// incumbent and the most promising by an optimistic bound (uncertain candidates rank higher:
+// exploration) are measured, optionally with a share of candidates the predictor defers, and
 // the predictor learns from the round's measurements before the next one.
 #include <cstddef>
 #include <cstdint>
