@@ -36,6 +36,12 @@ double expected_cost(const Decision& d) {
   return d.forecast.median_ms / (1.0 - p);
 }
 
+// The expected cost shrunk by the model's own uncertainty: a lower confidence bound that ranks
+// a candidate the model is unsure of above an equally forecast one it is sure of.
+double optimistic_cost(const Decision& d, double optimism) {
+  return expected_cost(d) * std::exp(-optimism * std::max(0.0, d.forecast.spread));
+}
+
 double optimistic_bound(const Decision& d) {
   double low = d.interval_low_ms > 0 ? d.interval_low_ms : d.forecast.lower_ms;
   if (!(low > 0)) low = d.forecast.median_ms;
@@ -253,10 +259,9 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       // Exploitation: the best (optimistic) expected cost among candidates unlikely to fail.
       double optimism = o.optimism * (1.0 + o.optimism_growth * static_cast<double>(stagnant_rounds));
       if (o.optimism_max > 0) optimism = std::min(optimism, std::max(o.optimism, o.optimism_max));
-      auto exploit_key = [&](std::size_t i) {
-        return expected_cost(decisions[i]) * std::exp(-optimism * std::max(0.0, decisions[i].forecast.spread));
-      };
-      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return exploit_key(a) < exploit_key(b); });
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return optimistic_cost(decisions[a], optimism) < optimistic_cost(decisions[b], optimism);
+      });
       // Local moves: the forecast best unmeasured neighbour of the best measured configuration
       // (of the next best once its neighbourhood is measured out). A model that undervalues one
       // step from the incumbent would otherwise never measure it; this way every neighbourhood
@@ -274,22 +279,24 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         }
       std::vector<std::vector<std::size_t>> picked_genes;
       for (const auto& c : chosen) picked_genes.push_back(ix.indices(c));
+      // Batch diversity: the round's picks differ pairwise in batch_distance parameters.
+      auto crowds = [&](const std::vector<std::size_t>& g) {
+        return std::any_of(picked_genes.begin(), picked_genes.end(),
+                           [&](const auto& h) { return hamming(g, h) < o.batch_distance; });
+      };
       if (optimism != o.optimism && o.steady_picks > 0) {
         // While the optimism is grown, some picks keep the base optimism: a stalled search
         // still refines what it knows while the rest of the round looks where the model is unsure.
         std::vector<std::size_t> steady = order;
-        auto base_key = [&](std::size_t i) {
-          return expected_cost(decisions[i]) * std::exp(-o.optimism * std::max(0.0, decisions[i].forecast.spread));
-        };
-        std::sort(steady.begin(), steady.end(), [&](std::size_t a, std::size_t b) { return base_key(a) < base_key(b); });
+        std::sort(steady.begin(), steady.end(), [&](std::size_t a, std::size_t b) {
+          return optimistic_cost(decisions[a], o.optimism) < optimistic_cost(decisions[b], o.optimism);
+        });
         std::size_t n_steady = o.steady_picks;
         for (std::size_t i : steady) {
           if (n_steady == 0 || chosen.size() + n_explore >= m) break;
           if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
           const auto g = ix.indices(proposals[i]);
-          if (o.batch_distance > 1 && std::any_of(picked_genes.begin(), picked_genes.end(),
-                                                  [&](const auto& h) { return hamming(g, h) < o.batch_distance; }))
-            continue;
+          if (o.batch_distance > 1 && crowds(g)) continue;
           picked_genes.push_back(g);
           chosen.push_back(proposals[i]);
           taken[i] = 1;
@@ -301,11 +308,8 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
           if (chosen.size() + n_explore >= m) break;
           if (taken[i] || decisions[i].forecast.p_fail > o.max_p_fail) continue;
           if (pass == 0 && o.batch_distance > 1) {
-            // Batch diversity: the round's picks differ pairwise in batch_distance parameters.
             const auto g = ix.indices(proposals[i]);
-            if (std::any_of(picked_genes.begin(), picked_genes.end(),
-                            [&](const auto& h) { return hamming(g, h) < o.batch_distance; }))
-              continue;
+            if (crowds(g)) continue;
             picked_genes.push_back(g);
           }
           chosen.push_back(proposals[i]);
