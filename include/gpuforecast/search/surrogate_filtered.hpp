@@ -63,8 +63,9 @@ struct SurrogateFilteredOptions {
   double puct_c = 1.0;
   // Optimism in the face of uncertainty: exploitation ranks by the expected cost times
   // exp(-optimism * spread), the spread being the model's own uncertainty in log-runtime (a
-  // lower confidence bound). 0: by the expected cost alone.
-  double optimism = 1.5;
+  // lower confidence bound). 0: by the expected cost alone. The registry uses 1.5 when a
+  // pre-trained model forecasts from the start (docs/search.md).
+  double optimism = 1;
   // The optimism grows by this share of itself per round without improvement, so a stuck search
   // ranks the regions the model knows least about higher (GP-UCB's growing beta).
   double optimism_growth = 0.1;
