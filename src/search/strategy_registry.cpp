@@ -136,6 +136,8 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   r.read("optimism_growth", o.optimism_growth);
   r.read("optimism_max", o.optimism_max);
   r.read("steady_picks", o.steady_picks);
+  r.read("optimism_reference_spread", o.optimism_reference_spread);
+  r.read("optimism_floor", o.optimism_floor);
   r.read("whole_space_limit", o.whole_space_limit);
   r.finish();
   SelectiveModel model = s.model_factory ? s.model_factory() : search_detail::default_selective_model(s);

@@ -68,6 +68,22 @@ double spread_distance(const search_detail::Indexer& ix, const std::vector<std::
   return d;
 }
 
+// How far the optimism is lowered on this space: the standard deviation of the log-runtimes
+// the initial design measured, over optimism_reference_spread, within [optimism_floor, 1].
+// Where runtimes differ by a few percent, the trees' disagreement is mostly measurement noise.
+double measured_optimism_scale(const SearchContext& ctx, const SurrogateFilteredOptions& o) {
+  if (!(o.optimism_reference_spread > 0)) return 1.0;
+  std::vector<double> logs;
+  for (const auto& e : ctx.trace().entries())
+    if (e.measurement.ok() && e.measurement.median_ms > 0) logs.push_back(std::log(e.measurement.median_ms));
+  if (logs.size() < 3) return 1.0;
+  const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
+  double ss = 0;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / static_cast<double>(logs.size() - 1));
+  return std::clamp(sd / o.optimism_reference_spread, std::min(1.0, o.optimism_floor), 1.0);
+}
+
 }  // namespace
 
 void SurrogateFilteredSearch::run(SearchContext& ctx) {
@@ -135,6 +151,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     }
     (void)ctx.evaluate(initial);
   }
+  const double optimism_scale = measured_optimism_scale(ctx, o);
 
   std::vector<Config> whole_space;
   // Enumerating checks every point of the cartesian product against the constraints: bounded.
@@ -257,8 +274,9 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
       const std::size_t n_explore =
           m >= 2 ? static_cast<std::size_t>(std::floor(share * static_cast<double>(m) + 0.5)) : 0;
       // Exploitation: the best (optimistic) expected cost among candidates unlikely to fail.
-      double optimism = o.optimism * (1.0 + o.optimism_growth * static_cast<double>(stagnant_rounds));
-      if (o.optimism_max > 0) optimism = std::min(optimism, std::max(o.optimism, o.optimism_max));
+      const double base_optimism = o.optimism * optimism_scale;
+      double optimism = base_optimism * (1.0 + o.optimism_growth * static_cast<double>(stagnant_rounds));
+      if (o.optimism_max > 0) optimism = std::min(optimism, std::max(base_optimism, o.optimism_max * optimism_scale));
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return optimistic_cost(decisions[a], optimism) < optimistic_cost(decisions[b], optimism);
       });
@@ -284,12 +302,12 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
         return std::any_of(picked_genes.begin(), picked_genes.end(),
                            [&](const auto& h) { return hamming(g, h) < o.batch_distance; });
       };
-      if (optimism != o.optimism && o.steady_picks > 0) {
+      if (optimism != base_optimism && o.steady_picks > 0) {
         // While the optimism is grown, some picks keep the base optimism: a stalled search
         // still refines what it knows while the rest of the round looks where the model is unsure.
         std::vector<std::size_t> steady = order;
         std::sort(steady.begin(), steady.end(), [&](std::size_t a, std::size_t b) {
-          return optimistic_cost(decisions[a], o.optimism) < optimistic_cost(decisions[b], o.optimism);
+          return optimistic_cost(decisions[a], base_optimism) < optimistic_cost(decisions[b], base_optimism);
         });
         std::size_t n_steady = o.steady_picks;
         for (std::size_t i : steady) {

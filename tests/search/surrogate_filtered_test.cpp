@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "gpuforecast/search/replay_experiment.hpp"
@@ -62,7 +63,79 @@ struct UnsureAboutLargeX {
   }
 };
 
+// Forecasts slightly longer runtimes for larger x (by 7.5% at x = 32) and is unsure in
+// proportion to x (spread 0.1 at x = 32): with optimism 1 the largest x ranks first, with
+// optimism 0.5 the smallest.
+struct SlowerButUnsureAboutLargeX {
+  std::vector<Decision> decide(std::span<const Candidate> c) {
+    std::vector<Decision> out;
+    for (const auto& k : c) {
+      const double share = k.config.at("x").as_double() / 32.0;
+      auto d = test::confident_decision(2.0 * std::exp(0.075 * share));
+      d.forecast.spread = 0.1 * share;
+      out.push_back(d);
+    }
+    return out;
+  }
+};
+
+// synthetic_time squeezed into a 1% band: runtimes that barely differ.
+struct NarrowBenchmarker {
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+    std::vector<Measurement> out;
+    for (const auto& c : candidates) {
+      Measurement m;
+      m.status = Status::ok;
+      m.median_ms = 1.0 + 0.001 * test::synthetic_time(c.config);
+      m.samples_ms = {m.median_ms};
+      m.cost_s = 2.0;
+      out.push_back(m);
+    }
+    return out;
+  }
+};
+
+double log_sd(const std::vector<TraceEntry>& entries) {
+  double mean = 0, sq = 0;
+  for (const auto& e : entries) mean += std::log(e.measurement.median_ms) / static_cast<double>(entries.size());
+  for (const auto& e : entries) sq += std::pow(std::log(e.measurement.median_ms) - mean, 2);
+  return std::sqrt(sq / static_cast<double>(entries.size() - 1));
+}
+
 }  // namespace
+
+TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ", "[search]") {
+  SurrogateFilteredOptions o;
+  o.seed = 11;
+  o.initial_samples = 4;
+  o.measurements_per_round = 1;
+  o.local_moves = 0;
+  o.random_fraction = 0;
+  o.whole_space_limit = 1000;
+  o.batch_distance = 0;
+  o.optimism = 1;
+  o.optimism_growth = 0;
+  o.optimism_reference_spread = 0.25;
+  o.optimism_floor = 0.5;
+  auto first_ranked_x = [&](auto bench, const SurrogateFilteredOptions& opts, double& initial_sd) {
+    SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{5, 0});
+    SurrogateFilteredSearch(SlowerButUnsureAboutLargeX{}, opts).run(ctx);
+    const auto& e = ctx.trace().entries();
+    REQUIRE(e.size() == 5);
+    initial_sd = log_sd({e.begin(), e.begin() + 4});
+    return e[4].config.at("x").as_int();
+  };
+  double sd = 0;
+  // Runtimes 1 - 12 ms: the initial design spreads wider than the reference, full optimism.
+  CHECK(first_ranked_x(test::CountingBenchmarker{}, o, sd) == 32);
+  CHECK(sd > o.optimism_reference_spread);
+  // The same order within 1%: the optimism falls to its floor and the forecast median decides.
+  CHECK(first_ranked_x(NarrowBenchmarker{}, o, sd) == 1);
+  CHECK(sd < 0.2);
+  auto fixed = o;
+  fixed.optimism_reference_spread = 0;  // off: the optimism stays 1 whatever was measured
+  CHECK(first_ranked_x(NarrowBenchmarker{}, fixed, sd) == 32);
+}
 
 TEST_CASE("optimism ranks by the lower confidence bound over the whole space", "[search]") {
   for (double optimism : {0.0, 1.0}) {
