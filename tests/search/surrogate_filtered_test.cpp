@@ -49,30 +49,19 @@ std::vector<Config> first_configs(const Trace& trace, std::size_t n) {
   return out;
 }
 
-// Forecasts the same runtime everywhere, but is unsure in proportion to x: with optimism the
-// lower confidence bound prefers the largest x.
+// Unsure in proportion to x (spread spread_per_x * x) and, with slowdown > 0, forecasting
+// longer runtimes for larger x (2 ms times exp(slowdown * x / 32)). Without slowdown the lower
+// confidence bound prefers the largest x whenever there is optimism; with slowdown 0.075 and
+// spread 0.1 at x = 32, optimism 1 still ranks the largest x first and optimism 0.5 the smallest.
 struct UnsureAboutLargeX {
+  double spread_per_x = 0.1;
+  double slowdown = 0;
   std::vector<Decision> decide(std::span<const Candidate> c) {
     std::vector<Decision> out;
     for (const auto& k : c) {
-      auto d = test::confident_decision(2.0);
-      d.forecast.spread = 0.1 * k.config.at("x").as_double();
-      out.push_back(d);
-    }
-    return out;
-  }
-};
-
-// Forecasts slightly longer runtimes for larger x (by 7.5% at x = 32) and is unsure in
-// proportion to x (spread 0.1 at x = 32): with optimism 1 the largest x ranks first, with
-// optimism 0.5 the smallest.
-struct SlowerButUnsureAboutLargeX {
-  std::vector<Decision> decide(std::span<const Candidate> c) {
-    std::vector<Decision> out;
-    for (const auto& k : c) {
-      const double share = k.config.at("x").as_double() / 32.0;
-      auto d = test::confident_decision(2.0 * std::exp(0.075 * share));
-      d.forecast.spread = 0.1 * share;
+      const double x = k.config.at("x").as_double();
+      auto d = test::confident_decision(2.0 * std::exp(slowdown * x / 32.0));
+      d.forecast.spread = spread_per_x * x;
       out.push_back(d);
     }
     return out;
@@ -80,20 +69,7 @@ struct SlowerButUnsureAboutLargeX {
 };
 
 // synthetic_time squeezed into a 1% band: runtimes that barely differ.
-struct NarrowBenchmarker {
-  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
-    std::vector<Measurement> out;
-    for (const auto& c : candidates) {
-      Measurement m;
-      m.status = Status::ok;
-      m.median_ms = 1.0 + 0.001 * test::synthetic_time(c.config);
-      m.samples_ms = {m.median_ms};
-      m.cost_s = 2.0;
-      out.push_back(m);
-    }
-    return out;
-  }
-};
+double narrow_time(const Config& c) { return 1.0 + 0.001 * test::synthetic_time(c); }
 
 double log_sd(const std::vector<TraceEntry>& entries) {
   double mean = 0, sq = 0;
@@ -119,7 +95,7 @@ TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ"
   o.optimism_floor = 0.5;
   auto first_ranked_x = [&](auto bench, const SurrogateFilteredOptions& opts, double& initial_sd) {
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{5, 0});
-    SurrogateFilteredSearch(SlowerButUnsureAboutLargeX{}, opts).run(ctx);
+    SurrogateFilteredSearch(UnsureAboutLargeX{0.1 / 32.0, 0.075}, opts).run(ctx);
     const auto& e = ctx.trace().entries();
     REQUIRE(e.size() == 5);
     initial_sd = log_sd({e.begin(), e.begin() + 4});
@@ -130,11 +106,11 @@ TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ"
   CHECK(first_ranked_x(test::CountingBenchmarker{}, o, sd) == 32);
   CHECK(sd > o.optimism_reference_spread);
   // The same order within 1%: the optimism falls to its floor and the forecast median decides.
-  CHECK(first_ranked_x(NarrowBenchmarker{}, o, sd) == 1);
+  CHECK(first_ranked_x(test::CountingBenchmarker{.time = narrow_time}, o, sd) == 1);
   CHECK(sd < 0.2);
   auto fixed = o;
   fixed.optimism_reference_spread = 0;  // off: the optimism stays 1 whatever was measured
-  CHECK(first_ranked_x(NarrowBenchmarker{}, fixed, sd) == 32);
+  CHECK(first_ranked_x(test::CountingBenchmarker{.time = narrow_time}, fixed, sd) == 32);
 }
 
 TEST_CASE("optimism ranks by the lower confidence bound over the whole space", "[search]") {

@@ -67,16 +67,17 @@ inline Decision confident_decision(double median_ms) {
   return d;
 }
 
-// A benchmarker that computes synthetic_time and counts its calls.
+// A benchmarker that computes `time` (synthetic_time unless told) and counts its calls.
 struct CountingBenchmarker {
   std::shared_ptr<std::size_t> calls = std::make_shared<std::size_t>(0);
+  double (*time)(const Config&) = synthetic_time;
   std::vector<Measurement> measure(std::span<const Candidate> candidates) {
     std::vector<Measurement> out;
     for (const auto& c : candidates) {
       ++*calls;
       Measurement m;
       m.status = Status::ok;
-      m.median_ms = synthetic_time(c.config);
+      m.median_ms = time(c.config);
       m.samples_ms = {m.median_ms};
       m.cost_s = 2.0;
       out.push_back(m);
