@@ -112,6 +112,9 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
     // (A100) and 0.987 against 0.993 (A6000) pre-trained at 50, seeds 1-20.
     o.measurements_per_round = 5;
     o.steady_picks = 2;
+    // Its initial design is the prior's best forecasts, close together in runtime whatever the
+    // space: their spread is no measure of the space's noise.
+    o.optimism_reference_spread = 0;
   }
   OptionReader r("surrogate", s.options);
   r.read("initial_samples", o.initial_samples);

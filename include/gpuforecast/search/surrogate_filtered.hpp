@@ -78,14 +78,15 @@ struct SurrogateFilteredOptions {
   // (the registry uses 2 with a pre-trained model and its rounds of 5; with rounds of 3, one
   // local move and 2 steady picks would leave no pick to the grown optimism).
   std::size_t steady_picks = 0;
-  // Noise-aware optimism (off by default, 0): the base optimism and its cap are multiplied by
-  // the standard deviation of the initial design's log-runtimes over this reference, within
-  // [optimism_floor, 1]. Where runtimes differ by a few percent (dedispersion), the trees'
-  // disagreement is mostly measurement noise and a bonus for it measures noise. Held-out seeds
-  // with 0.3 (docs/search.md): dedispersion W7800 at 50 0.974 -> 0.979, NVIDIA dedispersion
-  // +0.001 - 0.003; convolution within one standard error. Not yet the default: the acceptance
-  // seeds have not been run with it.
-  double optimism_reference_spread = 0;
+  // Noise-aware optimism: the base optimism and its cap are multiplied by the standard
+  // deviation of the initial design's log-runtimes over this reference, within
+  // [optimism_floor, 1] (0: off). Where runtimes differ by a few percent (dedispersion), the
+  // trees' disagreement is mostly measurement noise and a bonus for it measures noise.
+  // Held-out seeds (docs/search.md): dedispersion W7800 at 50 0.974 -> 0.979, NVIDIA
+  // dedispersion +0.001 - 0.003; convolution within one standard error. The registry turns it
+  // off with a pre-trained model, whose initial design (the prior's best forecasts) says
+  // nothing about how widely the space's runtimes spread.
+  double optimism_reference_spread = 0.3;
   double optimism_floor = 0.5;
   // When the valid space has at most this many configurations, every unmeasured one is proposed
   // each round besides the bred ones (the model ranks the whole space); 0: never.
