@@ -91,8 +91,8 @@ TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ"
   o.batch_distance = 0;
   o.optimism = 1;
   o.optimism_growth = 0;
-  o.optimism_reference_spread = 0.25;
-  o.optimism_floor = 0.5;
+  // The default reference spread and floor (0.3, 0.5): noise-aware optimism is on from scratch.
+  REQUIRE(o.optimism_reference_spread > 0);
   auto first_ranked_x = [&](auto bench, const SurrogateFilteredOptions& opts, double& initial_sd) {
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{5, 0});
     SurrogateFilteredSearch(UnsureAboutLargeX{0.1 / 32.0, 0.075}, opts).run(ctx);
