@@ -2,8 +2,18 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/t1.hpp"
@@ -55,14 +65,15 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     const auto& first = e.data->observations.front().candidate;
     prototype.spec = first.spec;
   }
-  for (std::size_t i = 0; i < e.seeds; ++i) {
+  const std::size_t n = e.seeds;
+  const auto run_one = [&](std::size_t i, bool bar) {
     const std::uint64_t seed = e.first_seed + i;
     StrategySettings settings = e.settings;
     settings.seed = seed;
     auto strategy = make_strategy(e.strategy, settings);
     ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, ReplaySampling::one_run});
     SearchContextOptions options;
-    options.progress = e.progress;
+    options.progress = bar;
     options.label = fmt::format("{} seed {}", e.strategy, seed);
     SearchContext ctx(e.data->space, prototype, bench, Budget{e.budget, e.budget_seconds}, options);
     const auto start = std::chrono::steady_clock::now();
@@ -73,8 +84,43 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     run.trace = ctx.trace();
     run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(e.budget, 1), reference);
     if (e.trace_path) write_trace_t4(run.trace, e.trace_path(i));
-    result.runs.push_back(std::move(run));
+    return run;
+  };
+  unsigned threads = e.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : e.threads;
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(n, 1)));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) result.runs.push_back(run_one(i, e.progress));
+    return result;
   }
+  // Several runs at once: a bar per run would interleave, so a terminal sees a count instead.
+  const bool count = e.progress && isatty(fileno(stderr)) != 0;
+  std::vector<std::optional<ReplayRun>> runs(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0}, finished{0};
+  std::mutex print;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        runs[i] = run_one(i, false);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next = n;  // no new runs: the experiment fails
+      }
+      if (count) {
+        std::lock_guard lock(print);
+        fmt::print(stderr, "\r{}: {}/{} runs", e.strategy, ++finished, n);
+        if (finished == n) fmt::print(stderr, "\n");
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  }
+  // The first failure in seed order, as one thread would have met it.
+  for (const auto& err : errors)
+    if (err) std::rethrow_exception(err);
+  for (auto& r : runs) result.runs.push_back(std::move(*r));
   return result;
 }
 

@@ -36,6 +36,7 @@ struct SearchArgs {
   double budget_seconds = 0;
   std::size_t seeds = 10;
   std::uint64_t first_seed = 1;
+  unsigned threads = 0;  // replay runs side by side; 0: one per hardware thread
   std::string trace;
   std::string plot;
   std::vector<std::string> options;
@@ -100,6 +101,7 @@ void run_replay(const SearchArgs& a) {
     e.budget_seconds = a.budget_seconds;
     e.seeds = a.seeds;
     e.first_seed = a.first_seed;
+    e.threads = a.threads;
     e.progress = !a.no_progress && !a.json;
     if (!a.trace.empty())
       e.trace_path = [&](std::size_t i) {
@@ -276,6 +278,9 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--budget-seconds", args->budget_seconds, "simulated (replay) or real seconds per run (0: no limit)");
   cmd->add_option("--seeds", args->seeds, "runs, with seeds first-seed, first-seed + 1, ...")->capture_default_str();
   cmd->add_option("--first-seed", args->first_seed)->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "replay: seeds searched side by side (0: one per hardware thread; any count gives the same result)")
+      ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write each run's trace in T4 format (.seedN inserted for several seeds)");
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");

@@ -29,7 +29,11 @@ struct ReplayExperiment {
   double budget_seconds = 0;  // simulated seconds per run (0: no limit)
   std::size_t seeds = 10;
   std::uint64_t first_seed = 1;
-  bool progress = false;      // progress bar on stderr (only on a terminal)
+  // Runs side by side (0: one per hardware thread). Every run has its own strategy, model,
+  // benchmarker and context, seeded by its seed, so the result is the same for any count.
+  unsigned threads = 1;
+  bool progress = false;      // progress on stderr (only on a terminal): a bar per run, or a
+                              // count of finished runs when several run at once
   // When set, run i's trace is written in T4 format to trace_path(i).
   std::function<std::string(std::size_t run)> trace_path;
 };
