@@ -3,15 +3,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <limits>
 #include <set>
-#include <thread>
 
+#include "common/parallel_indices.hpp"
 #include "data/cache_parse.hpp"
 #include "data/file_io.hpp"
 #include "gpuforecast/core/device.hpp"
@@ -138,28 +136,9 @@ SpaceData load_space(const std::string& path) {
 
 Dataset Dataset::load(std::span<const std::string> paths) {
   std::vector<SpaceData> spaces(paths.size());
-  std::vector<std::exception_ptr> errors(paths.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < paths.size(); i = next++) {
-      try {
-        spaces[i] = load_space(paths[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
   // Files are independent: read them on all cores (decompression and parsing dominate).
-  const std::size_t n_threads =
-      std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-  if (n_threads <= 1) {
-    work();
-  } else {
-    std::vector<std::jthread> threads;
-    for (std::size_t t = 0; t < n_threads; ++t) threads.emplace_back(work);
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  detail::parallel_for_each_index(paths.size(), detail::parallel_threads(paths.size(), 0),
+                                  [&](std::size_t i) { spaces[i] = load_space(paths[i]); });
   Dataset d;
   for (auto& s : spaces) d.add(std::move(s));
   return d;

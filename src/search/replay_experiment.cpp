@@ -5,20 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <mutex>
-#include <optional>
-#include <thread>
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "common/parallel_indices.hpp"
 
 namespace gpuforecast {
 
@@ -66,7 +63,14 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     prototype.spec = first.spec;
   }
   const std::size_t n = e.seeds;
-  const auto run_one = [&](std::size_t i, bool bar) {
+  // Runs side by side: a bar per run would interleave, so a terminal sees a count instead.
+  const unsigned threads = detail::parallel_threads(n, e.threads);
+  const bool bar = threads == 1 && e.progress;
+  const bool count = threads > 1 && e.progress && isatty(fileno(stderr)) != 0;
+  std::vector<ReplayRun> runs(n);
+  std::size_t finished = 0;
+  std::mutex print;
+  const auto search = [&](std::size_t i) {
     const std::uint64_t seed = e.first_seed + i;
     StrategySettings settings = e.settings;
     settings.seed = seed;
@@ -78,49 +82,28 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     SearchContext ctx(e.data->space, prototype, bench, Budget{e.budget, e.budget_seconds}, options);
     const auto start = std::chrono::steady_clock::now();
     strategy.run(ctx);
-    ReplayRun run;
+    ReplayRun& run = runs[i];
     run.seed = seed;
     run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     run.trace = ctx.trace();
     run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(e.budget, 1), reference);
     if (e.trace_path) write_trace_t4(run.trace, e.trace_path(i));
-    return run;
-  };
-  unsigned threads = e.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : e.threads;
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(n, 1)));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < n; ++i) result.runs.push_back(run_one(i, e.progress));
-    return result;
-  }
-  // Several runs at once: a bar per run would interleave, so a terminal sees a count instead.
-  const bool count = e.progress && isatty(fileno(stderr)) != 0;
-  std::vector<std::optional<ReplayRun>> runs(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::atomic<std::size_t> next{0}, finished{0};
-  std::mutex print;
-  auto worker = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        runs[i] = run_one(i, false);
-      } catch (...) {
-        errors[i] = std::current_exception();
-        next = n;  // no new runs: the experiment fails
-      }
-      if (count) {
-        std::lock_guard lock(print);
-        fmt::print(stderr, "\r{}: {}/{} runs", e.strategy, ++finished, n);
-        if (finished == n) fmt::print(stderr, "\n");
-      }
+    if (count) {
+      std::lock_guard lock(print);
+      fmt::print(stderr, "\r{}: {}/{} runs", e.strategy, ++finished, n);
     }
   };
-  {
-    std::vector<std::jthread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  const auto end_count = [&] {
+    if (count && finished > 0) fmt::print(stderr, "\n");
+  };
+  try {
+    detail::parallel_for_each_index(n, threads, search);
+  } catch (...) {
+    end_count();  // the error starts on a line of its own
+    throw;
   }
-  // The first failure in seed order, as one thread would have met it.
-  for (const auto& err : errors)
-    if (err) std::rethrow_exception(err);
-  for (auto& r : runs) result.runs.push_back(std::move(*r));
+  end_count();
+  result.runs = std::move(runs);
   return result;
 }
 
