@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "command_registry.hpp"
+#include "numeric_options.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/version.hpp"
 
@@ -17,10 +18,12 @@ int main(int argc, char** argv) {
   auto& registry = gpuforecast::cli::command_registry();
   std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (const auto& command : registry) command.add(app);
+  gpuforecast::cli::check_numeric_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and version exit 0; a command line that does not parse is a usage error (2).
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const gpuforecast::error& e) {
     fmt::print(stderr, "gpuforecast: error: {}\n", e.what());
     return 1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "numeric_options.hpp"
 #include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -100,16 +101,20 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
   c->add_option("--data", args->data, "calibration measurements (cache or T4 files) not used in training")
       ->required();
   c->add_option("--out", args->out, "model file to write (may equal --model)")->required();
-  c->add_option("--alpha", args->alpha, "interval miscoverage; also the deferral risk unless --risk-alpha")->capture_default_str();
-  c->add_option("--delta", args->delta, "probability that the deferral guarantee may fail")->capture_default_str();
-  c->add_option("--risk-alpha", args->risk_alpha, "risk level among accepted forecasts (default: --alpha)");
+  c->add_option("--alpha", args->alpha, "interval miscoverage; also the deferral risk unless --risk-alpha")->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
+  c->add_option("--delta", args->delta, "probability that the deferral guarantee may fail")->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
+  c->add_option("--risk-alpha", args->risk_alpha, "risk level among accepted forecasts (default: --alpha)")
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--method", args->method, "split (normalised residuals) or cqr (quantile head)")->capture_default_str();
   c->add_option("--group-by", args->group_by, "Mondrian groups: none, kernel, device, kernel_device")->capture_default_str();
   c->add_option("--loss", args->loss, "relative_error or wrong_bin")->capture_default_str();
   c->add_option("--tolerance", args->tolerance, "relative error counted as a loss")->capture_default_str();
   c->add_option("--confidence", args->confidence, "interval_width, top_bin_probability or ensemble_spread")->capture_default_str();
   c->add_option("--deferral-fraction", args->deferral_fraction,
-                "fraction of the data held out for Learn-then-Test (0: reuse all)")->capture_default_str();
+                "fraction of the data held out for Learn-then-Test (0: reuse all)")->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--aci-gamma", args->aci_gamma, "adaptive conformal step for online use (0: off)")->capture_default_str();
   c->add_option("--seed", args->seed, "seed for splits and references")->capture_default_str();
   c->callback([args] { run(*args); });

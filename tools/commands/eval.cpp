@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "numeric_options.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
@@ -144,7 +145,8 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
   c->add_option("--data", args->data, "interpolate: the spaces (each evaluated on its own); --selective: held-out data")
       ->check(CLI::ExistingFile);
   c->add_option("--train-fraction", args->train_fraction, "interpolate: fraction of each space to train on")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--seeds", args->seeds, "random splits per setting (seeds --seed, --seed+1, ...)")->capture_default_str();
   c->add_option("--seed", args->seed, "first seed")->capture_default_str();
   c->add_option("--target", args->target, "transfer: the unseen space")->check(CLI::ExistingFile);
@@ -155,11 +157,14 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
   c->add_flag("--json", args->json, "JSON instead of a table");
   c->add_flag("--selective", args->selective, "evaluate a calibrated selective model instead (needs --model, --data)");
   c->add_option("--model", args->model, "--selective: model file")->check(CLI::ExistingFile);
-  c->add_option("--alpha", args->alpha, "--selective: interval miscoverage and deferral risk")->capture_default_str();
-  c->add_option("--delta", args->delta, "--selective: guarantee failure probability")->capture_default_str();
+  c->add_option("--alpha", args->alpha, "--selective: interval miscoverage and deferral risk")->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
+  c->add_option("--delta", args->delta, "--selective: guarantee failure probability")->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--calibration-fraction", args->calibration_fraction,
                 "--selective: fraction of --data used to calibrate (0: use the model's calibration)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--plots", args->plots, "--selective: directory for the SVG plots");
   c->callback([args] { run(*args); });
 }};
