@@ -26,7 +26,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/report/svg_plot.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
-#include "gpuforecast/search/search_model.hpp"
+#include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
 #include "common/parse_number.hpp"
@@ -235,7 +235,7 @@ int main(int argc, char** argv) try {
           e.strategy = "surrogate";
           const AnySurrogate& base = pretrained.at(j.space);
           e.settings.model_factory = [&base, &args, seed = j.seed] {
-            return make_search_model(base, args.online_surrogate, seed);
+            return make_selective_model({.pretrained = base, .online_surrogate = args.online_surrogate, .seed = seed});
           };
           e.settings.options = args.options;
         } else if (j.strategy == "surrogate") {

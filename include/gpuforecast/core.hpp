@@ -10,5 +10,7 @@
 #include "gpuforecast/core/kernel_spec.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/core/options_table.hpp"
+#include "gpuforecast/core/selective_model.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/core/value.hpp"

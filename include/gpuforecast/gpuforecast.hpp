@@ -2,6 +2,7 @@
 // Everything of gpuforecast::gpuforecast: core types, spaces, data, surrogates, calibration,
 // search and forecast(). The CUDA runtime is separate (gpuforecast/runtime.hpp, gpuforecast::cuda).
 #include "gpuforecast/calibration.hpp"
+#include "gpuforecast/compose.hpp"
 #include "gpuforecast/core.hpp"
 #include "gpuforecast/data.hpp"
 #include "gpuforecast/forecast.hpp"

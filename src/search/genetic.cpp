@@ -13,6 +13,29 @@
 
 namespace gpuforecast {
 
+const OptionsTable<GeneticOptions>& genetic_options_table() {
+  static const auto table = [] {
+    OptionsTable<GeneticOptions> t("strategy \"genetic\"");
+    t.add_choice("variant", &GeneticOptions::variant,
+                 std::vector<std::pair<std::string, GeneticVariant>>{{"elitist", GeneticVariant::elitist},
+                                                                     {"kernel_tuner", GeneticVariant::kernel_tuner}},
+                 "elitist (ours) or kernel_tuner (Kernel Tuner's operators, to reproduce its published figures)")
+        .add("population_size", &GeneticOptions::population_size, "members of each generation", OptionRange::at_least(2))
+        .add("tournament_size", &GeneticOptions::tournament_size, "elitist: parents are the best of this many random members",
+             OptionRange::at_least(1))
+        .add("mutation_rate", &GeneticOptions::mutation_rate,
+             "elitist: per parameter; kernel_tuner: per child", OptionRange::between(0, 1))
+        .add("elites", &GeneticOptions::elites, "elitist: best members carried unchanged into the next generation",
+             OptionRange::at_least(0))
+        .add("repair_attempts", &GeneticOptions::repair_attempts,
+             "elitist: re-mutations of an invalid child before it is replaced", OptionRange::at_least(0))
+        .add("max_generations", &GeneticOptions::max_generations, "kernel_tuner: at most this many generations",
+             OptionRange::at_least(1));
+    return t;
+  }();
+  return table;
+}
+
 namespace {
 struct Member {
   Config config;

@@ -8,6 +8,16 @@
 
 namespace gpuforecast {
 
+const OptionsTable<RandomSearchOptions>& random_search_options_table() {
+  static const auto table = [] {
+    OptionsTable<RandomSearchOptions> t("strategy \"random\"");
+    t.add("batch", &RandomSearchOptions::batch, "configurations handed to the benchmarker per call",
+          OptionRange::at_least(1));
+    return t;
+  }();
+  return table;
+}
+
 void RandomSearch::run(SearchContext& ctx) {
   std::mt19937_64 rng(m_options.seed);
   const std::size_t batch = std::max<std::size_t>(1, m_options.batch);

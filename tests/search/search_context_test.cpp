@@ -108,7 +108,7 @@ struct OraclePredictor {
 TEST_CASE("surrogate-filtered search measures what its predictor ranks best", "[search]") {
   test::CountingBenchmarker bench;
   SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{10, 0});
-  SurrogateFilteredSearch search(OraclePredictor{}, {.seed = 4, .initial_samples = 0});
+  SurrogateFilteredSearch search(OraclePredictor{}, {.seed = 4, .initial = {.samples = 0}});
   search.run(ctx);
   REQUIRE(ctx.best());
   CHECK(ctx.best()->best_ms == Approx(1.0));  // the optimum, in the first round

@@ -11,7 +11,7 @@
 
 #include "gpuforecast/search/replay_experiment.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/search_model.hpp"
+#include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "synthetic.hpp"
@@ -83,16 +83,16 @@ double log_sd(const std::vector<TraceEntry>& entries) {
 TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ", "[search]") {
   SurrogateFilteredOptions o;
   o.seed = 11;
-  o.initial_samples = 4;
+  o.initial.samples = 4;
   o.measurements_per_round = 1;
-  o.local_moves = 0;
-  o.random_fraction = 0;
-  o.whole_space_limit = 1000;
-  o.batch_distance = 0;
-  o.optimism = 1;
-  o.optimism_growth = 0;
+  o.selection.local_moves = 0;
+  o.proposals.random_fraction = 0;
+  o.proposals.whole_space_limit = 1000;
+  o.selection.batch_distance = 0;
+  o.acquisition.optimism = 1;
+  o.acquisition.optimism_growth = 0;
   // The default reference spread and floor (0.3, 0.5): noise-aware optimism is on from scratch.
-  REQUIRE(o.optimism_reference_spread > 0);
+  REQUIRE(o.acquisition.optimism_reference_spread > 0);
   auto first_ranked_x = [&](auto bench, const SurrogateFilteredOptions& opts, double& initial_sd) {
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{5, 0});
     SurrogateFilteredSearch(UnsureAboutLargeX{0.1 / 32.0, 0.075}, opts).run(ctx);
@@ -104,12 +104,12 @@ TEST_CASE("optimism is lowered on a space whose measured runtimes barely differ"
   double sd = 0;
   // Runtimes 1 - 12 ms: the initial design spreads wider than the reference, full optimism.
   CHECK(first_ranked_x(test::CountingBenchmarker{}, o, sd) == 32);
-  CHECK(sd > o.optimism_reference_spread);
+  CHECK(sd > o.acquisition.optimism_reference_spread);
   // The same order within 1%: the optimism falls to its floor and the forecast median decides.
   CHECK(first_ranked_x(test::CountingBenchmarker{.time = narrow_time}, o, sd) == 1);
   CHECK(sd < 0.2);
   auto fixed = o;
-  fixed.optimism_reference_spread = 0;  // off: the optimism stays 1 whatever was measured
+  fixed.acquisition.optimism_reference_spread = 0;  // off: the optimism stays 1 whatever was measured
   CHECK(first_ranked_x(test::CountingBenchmarker{.time = narrow_time}, fixed, sd) == 32);
 }
 
@@ -119,15 +119,15 @@ TEST_CASE("optimism ranks by the lower confidence bound over the whole space", "
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{6, 0});
     SurrogateFilteredOptions o;
     o.seed = 5;
-    o.initial_samples = 1;
+    o.initial.samples = 1;
     o.measurements_per_round = 5;
-    o.exploration_fraction = 0;
-    o.local_moves = 0;
-    o.random_fraction = 0;  // proposals: bred ones and, below, the whole space
-    o.parents = 1;
-    o.optimism = optimism;
-    o.whole_space_limit = 1000;
-    o.batch_distance = 0;  // the five picks may differ in one parameter only
+    o.selection.exploration_fraction = 0;
+    o.selection.local_moves = 0;
+    o.proposals.random_fraction = 0;  // proposals: bred ones and, below, the whole space
+    o.proposals.parents = 1;
+    o.acquisition.optimism = optimism;
+    o.proposals.whole_space_limit = 1000;
+    o.selection.batch_distance = 0;  // the five picks may differ in one parameter only
     SurrogateFilteredSearch(UnsureAboutLargeX{}, o).run(ctx);
     const auto& e = ctx.trace().entries();
     REQUIRE(e.size() == 6);
@@ -151,10 +151,10 @@ TEST_CASE("every round measures a neighbour of the incumbent, however the model 
     SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{13, 0});
     SurrogateFilteredOptions o;
     o.seed = 3;
-    o.initial_samples = 1;
+    o.initial.samples = 1;
     o.measurements_per_round = 3;
-    o.exploration_fraction = 0;
-    o.local_moves = local;
+    o.selection.exploration_fraction = 0;
+    o.selection.local_moves = local;
     SurrogateFilteredSearch(InvertedPredictor{}, o).run(ctx);
     const auto& e = ctx.trace().entries();
     REQUIRE(e.size() == 13);
@@ -216,7 +216,7 @@ TEST_CASE("with a pre-trained model the search starts from its best forecasts, f
   e.strategy = "surrogate";
   e.budget = 20;
   e.seeds = 2;
-  e.settings.model_factory = [&base] { return make_search_model(base, "knn", 1); };
+  e.settings.model_factory = [&base] { return make_selective_model({.pretrained = base, .online_surrogate = "knn", .seed = 1}); };
   const auto result = run_replay_experiment(e);
   for (const auto& run : result.runs) {
     const auto design = first_configs(run.trace, 15);
@@ -232,4 +232,20 @@ TEST_CASE("with a pre-trained model the search starts from its best forecasts, f
     first.front().config = design.front();
     CHECK(base.predict(first).front().median_ms <= best * 1.5);
   }
+}
+
+TEST_CASE("the surrogate strategy's presets are named option sets that its table reads back", "[search]") {
+  const auto& table = surrogate_filtered_options_table();
+  for (const auto& name : surrogate_filtered_preset_names()) {
+    INFO("preset " << name);
+    const auto preset = surrogate_filtered_preset(name);
+    std::map<std::string, std::string> text;
+    for (const auto& [k, v] : table.write(preset)) text[k] = v;
+    CHECK(table.write(table.parse(text)) == table.write(preset));
+  }
+  // The documented defaults are the defaults: "from-scratch" is the default-constructed struct.
+  CHECK(table.write(surrogate_filtered_preset("from-scratch")) == table.write(SurrogateFilteredOptions{}));
+  CHECK(table.write(surrogate_filtered_preset("pre-trained")) != table.write(SurrogateFilteredOptions{}));
+  CHECK_THROWS_WITH(surrogate_filtered_preset("greedy"), Catch::Contains("presets: from-scratch, pre-trained"));
+  CHECK_THROWS_WITH(table.parse({{"optimism", "-1"}}), Catch::Contains("option optimism=-1: must be in >= 0"));
 }

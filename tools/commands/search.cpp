@@ -42,7 +42,16 @@ struct SearchArgs {
   std::vector<std::string> options;
   bool json = false;
   bool no_progress = false;
+  bool list_options = false;
 };
+
+// The options of each strategy, as the tables in docs/search.md show them.
+void list_options() {
+  for (const auto& name : gpuforecast::strategy_names()) {
+    const std::string doc = gpuforecast::strategy_options_doc(name);
+    fmt::print("### {}\n\n{}\n", name, doc.empty() ? "(no options)\n" : doc);
+  }
+}
 
 // The options one strategy gets: NAME=VALUE for every strategy searched, STRATEGY.NAME=VALUE
 // for that strategy only (so that strategies run side by side can each be given their own).
@@ -286,7 +295,9 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");
+  cmd->add_flag("--list-options", args->list_options, "print every strategy's options (Markdown) and exit");
   cmd->callback([args] {
+    if (args->list_options) return list_options();
     if (!args->replay.empty()) return run_replay(*args);
     if (!args->kernel.empty()) {
       return run_live(*args);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/core/options_table.hpp"
 
 namespace gpuforecast {
 
@@ -28,6 +29,9 @@ struct GeneticOptions {
   std::size_t repair_attempts = 20;  // elitist: re-mutations of an invalid child before it is replaced
   std::size_t max_generations = 100; // kernel_tuner: Kernel Tuner's maxiter
 };
+
+// Every option but the seed by name, for --option (`variant` is elitist | kernel_tuner).
+[[nodiscard]] const OptionsTable<GeneticOptions>& genetic_options_table();
 
 class GeneticSearch {
  public:

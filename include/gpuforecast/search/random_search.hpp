@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/core/options_table.hpp"
 
 namespace gpuforecast {
 
@@ -13,6 +14,9 @@ struct RandomSearchOptions {
   // measurement under a seconds budget; larger batches suit a benchmarker that measures in bulk.
   std::size_t batch = 1;
 };
+
+// `batch` by name, for --option.
+[[nodiscard]] const OptionsTable<RandomSearchOptions>& random_search_options_table();
 
 class RandomSearch {
  public:

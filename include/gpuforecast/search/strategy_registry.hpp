@@ -1,7 +1,7 @@
 #pragma once
 // Strategies by name, for the CLI and benchmarks. Built in: "random", "genetic", "surrogate".
-// Each factory reads its options struct's fields from StrategySettings::options by name, so
-// `--option population_size=30` reaches GeneticOptions::population_size.
+// Each factory reads its options struct's fields from StrategySettings::options through the
+// struct's OptionsTable, so `--option population_size=30` reaches GeneticOptions::population_size.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/search/selective_model.hpp"
+#include "gpuforecast/core/selective_model.hpp"
 
 namespace gpuforecast {
 
@@ -44,12 +44,16 @@ struct StrategySettings {
 
 using StrategyFactory = std::function<AnyStrategy(const StrategySettings&)>;
 
-// Adds or replaces a strategy.
-void register_strategy(std::string name, std::string description, StrategyFactory factory);
+// Adds or replaces a strategy; `options_doc` returns its options as a Markdown table (for
+// `gpuforecast search --list-options` and docs/search.md).
+void register_strategy(std::string name, std::string description, StrategyFactory factory,
+                       std::function<std::string()> options_doc = {});
 // Throws invalid_argument_error naming the registered strategies when `name` is unknown, and
 // for an option the strategy does not have or a value that does not parse.
 [[nodiscard]] AnyStrategy make_strategy(std::string_view name, const StrategySettings& settings = {});
 [[nodiscard]] std::vector<std::string> strategy_names();
 [[nodiscard]] std::string strategy_description(std::string_view name);
+// Empty for an unknown strategy or one registered without a table.
+[[nodiscard]] std::string strategy_options_doc(std::string_view name);
 
 }  // namespace gpuforecast

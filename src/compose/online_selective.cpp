@@ -3,17 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
-#include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "gpuforecast/search/search_model.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
 
-namespace gpuforecast::search_detail {
+namespace gpuforecast::compose_detail {
 
 AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
   std::string k = kind;
@@ -275,31 +272,9 @@ SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<Selec
   return OnlineSelective(std::move(s), search_calibration_options(seed), std::move(calibrator));
 }
 
-SelectiveModel default_selective_model(const StrategySettings& settings) {
-  if (!settings.model_path.empty()) {
-    const ModelFile file = read_model_file(settings.model_path);
-    AnySurrogate base = surrogate_from(file, settings.model_path);
-    return pretrained_selective_model(std::move(base), calibration_from(file, settings.model_path), settings.surrogate,
-                                      settings.seed);
-  }
-  SearchSurrogate s(std::nullopt, make_search_surrogate(settings.surrogate, settings.seed), 5);
-  return OnlineSelective(std::move(s), search_calibration_options(settings.seed));
+SelectiveModel online_selective_model(const std::string& online_kind, std::uint64_t seed) {
+  SearchSurrogate s(std::nullopt, make_search_surrogate(online_kind, seed), 5);
+  return OnlineSelective(std::move(s), search_calibration_options(seed));
 }
 
-}  // namespace gpuforecast::search_detail
-
-namespace gpuforecast {
-
-SelectiveModel make_search_model(const std::string& online_kind, std::uint64_t seed) {
-  StrategySettings s;
-  s.surrogate = online_kind;
-  s.seed = seed;
-  return search_detail::default_selective_model(s);
-}
-
-SelectiveModel make_search_model(AnySurrogate pretrained, const std::string& online_kind, std::uint64_t seed,
-                                 std::optional<SelectiveCalibrator> calibrator) {
-  return search_detail::pretrained_selective_model(std::move(pretrained), std::move(calibrator), online_kind, seed);
-}
-
-}  // namespace gpuforecast
+}  // namespace gpuforecast::compose_detail

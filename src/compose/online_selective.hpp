@@ -12,15 +12,13 @@
 #include <string>
 
 #include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/search/selective_model.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/core/selective_model.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 
-namespace gpuforecast::search_detail {
+namespace gpuforecast::compose_detail {
 
 // A fresh surrogate of `kind` configured for use inside a search (small, fast refits):
-// "default" is XGBoost (k-nearest neighbours where XGBoost is not built in); "ensemble" is
-// XGBoost + knn.
+// "default" is a random forest; "ensemble" is XGBoost + knn.
 [[nodiscard]] AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed);
 
 // Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.
@@ -75,7 +73,7 @@ static_assert(SelectivePredictor<OnlineSelective>);
 // From a pre-trained surrogate (and its calibrator, when the file had one).
 [[nodiscard]] SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
                                                         const std::string& online_kind, std::uint64_t seed);
+// Trained online from the search's own measurements.
+[[nodiscard]] SelectiveModel online_selective_model(const std::string& online_kind, std::uint64_t seed);
 
-[[nodiscard]] SelectiveModel default_selective_model(const StrategySettings& settings);
-
-}  // namespace gpuforecast::search_detail
+}  // namespace gpuforecast::compose_detail

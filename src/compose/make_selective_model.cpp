@@ -1,0 +1,35 @@
+#include "gpuforecast/compose/selective_model_spec.hpp"
+
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+#include "online_selective.hpp"
+
+namespace gpuforecast {
+
+SelectiveModel make_selective_model(const SelectiveModelSpec& spec) {
+  if (!spec.model_path.empty() && spec.pretrained)
+    throw invalid_argument_error("selective model: give a model file or a surrogate in memory, not both");
+  std::optional<AnySurrogate> base = spec.pretrained;
+  std::optional<SelectiveCalibrator> calibrator = spec.calibrator;
+  std::string origin = "the surrogate given";
+  if (!spec.model_path.empty()) {
+    const ModelFile file = read_model_file(spec.model_path);
+    base = surrogate_from(file, spec.model_path);
+    calibrator = calibration_from(file, spec.model_path);
+    origin = spec.model_path;
+  }
+  if (!spec.online) {
+    if (!base) throw invalid_argument_error("selective model: an offline model needs a pre-trained surrogate");
+    if (!calibrator)
+      throw invalid_argument_error(origin + ": no calibration to decide with (run `gpuforecast calibrate` on it first)");
+    return SelectiveForecaster<AnySurrogate>(std::move(*base), std::move(*calibrator));
+  }
+  if (base)
+    return compose_detail::pretrained_selective_model(std::move(*base), std::move(calibrator), spec.online_surrogate,
+                                                      spec.seed);
+  return compose_detail::online_selective_model(spec.online_surrogate, spec.seed);
+}
+
+}  // namespace gpuforecast
