@@ -84,7 +84,7 @@ class AnyObserver {
  public:
   template <class O>
     requires(!std::same_as<std::remove_cvref_t<O>, AnyObserver>)
-  explicit AnyObserver(O observer)  // NOLINT(bugprone-forwarding-reference-overload)
+  explicit AnyObserver(O observer)
       : m_self(std::make_unique<Model<O>>(std::move(observer))) {
     static_assert(detail::readable_observer<typename detail::unwrap_observer<O>::type>());
   }
