@@ -1,11 +1,17 @@
 #pragma once
-// Umbrella: search strategies, budgets, traces, and replayed experiments.
+// Umbrella: search strategies, budgets, traces, observers, resuming, and replayed experiments.
 #include "gpuforecast/search/budget.hpp"
+#include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/events.hpp"
 #include "gpuforecast/search/genetic.hpp"
+#include "gpuforecast/search/observer.hpp"
+#include "gpuforecast/search/progress_bar.hpp"
 #include "gpuforecast/search/random_search.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/search_report.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 #include "gpuforecast/search/surrogate_filtered.hpp"
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/search/trace_writer.hpp"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -175,6 +176,8 @@ class CacheSax {
       m_repaired = true;
       return false;
     }
+    const bool torn = m_may_drop_torn_line && position >= m_content_end && m_stack.size() >= 2 &&
+                      m_stack[1].role == Role::cache;
     std::string msg = json_error_message(ex);
     // The lexer stops at the first letter of NaN / Infinity / -Infinity (last_token ends there).
     if (!last_token.empty() && (last_token.back() == 'N' || last_token.back() == 'I'))
@@ -182,11 +185,20 @@ class CacheSax {
     else if (position >= m_content_end)
       msg += " (the file is truncated)";
     const std::string where = path_string();
-    throw input_error(m_path, where.empty() ? fmt::format("byte {}", position) : fmt::format("byte {} ({})", position, where),
-                      msg);
+    input_error e(m_path, where.empty() ? fmt::format("byte {}", position) : fmt::format("byte {} ({})", position, where),
+                  msg);
+    if (!torn) throw e;
+    m_torn_error = std::make_exception_ptr(std::move(e));
+    return false;
   }
 
+  // The file ends inside the cache in the middle of a line: a write cut short (a killed search
+  // appending its cache). The caller may drop that line, or report this error.
+  [[nodiscard]] const std::exception_ptr& torn_error() const noexcept { return m_torn_error; }
+  void forbid_dropping_torn_line() noexcept { m_may_drop_torn_line = false; }
+
   CacheFile finish() {
+    if (m_torn_error) std::rethrow_exception(m_torn_error);
     if (!m_stack.empty() && !m_repaired) fail_at("", "the document ended early");
     if (!m_saw_cache) fail_at("", "missing key \"cache\": not a Kernel Tuner cache file");
     resolve_names();
@@ -239,7 +251,15 @@ class CacheSax {
     if (position < m_content_end || m_content_end == 0) return false;
     if (m_stack.size() != 2 || m_stack[1].role != Role::cache || m_stack[1].awaiting_value) return false;
     const char last = m_text[m_content_end - 1];
-    return last == '}' || last == ',' || (last == '{' && m_file.entries.empty() && m_stashed.empty());
+    if (last == ',') {
+      // Only a comma after the last entry: `"16,1,` is the start of a key cut short, not one.
+      const std::size_t brace = m_text.find_last_of("{}", m_content_end - 1);
+      if (brace == std::string_view::npos) return false;
+      for (std::size_t i = brace + 1; i + 1 < m_content_end; ++i)
+        if (!is_space(m_text[i])) return false;
+      return true;
+    }
+    return last == '}' || (last == '{' && m_file.entries.empty() && m_stashed.empty());
   }
 
   [[noreturn]] void fail(const std::string& message) const { throw input_error(m_path, path_string(), message); }
@@ -543,6 +563,8 @@ class CacheSax {
   bool m_keys_done = false;
   bool m_saw_cache = false;
   bool m_repaired = false;
+  bool m_may_drop_torn_line = true;
+  std::exception_ptr m_torn_error;
   std::vector<Parameter> m_params;
   ParameterNames m_names;
   EntryScratch m_entry;
@@ -558,7 +580,28 @@ std::optional<CacheFile> parse_cache_or_t4(std::string_view json, const std::str
   } catch (const LooksLikeT4&) {
     return std::nullopt;
   }
-  return sax.finish();
+  if (!sax.torn_error()) return sax.finish();
+  // A torn last line: keep what comes before it when that is a complete open cache.
+  std::size_t end = json.size();
+  while (end > 0 && (json[end - 1] == ' ' || json[end - 1] == '\n' || json[end - 1] == '\r' || json[end - 1] == '\t')) --end;
+  const std::size_t cut = json.rfind('\n', end == 0 ? 0 : end - 1);
+  if (cut == std::string_view::npos) std::rethrow_exception(sax.torn_error());
+  const std::string_view kept = json.substr(0, cut);
+  CacheSax prefix(path, kept);
+  prefix.forbid_dropping_torn_line();
+  CacheFile file;
+  try {
+    nlohmann::json::sax_parse(kept.begin(), kept.end(), &prefix, nlohmann::json::input_format_t::json, true);
+    file = prefix.finish();
+  } catch (...) {
+    std::rethrow_exception(sax.torn_error());  // the line before is no better: report the first error
+  }
+  const auto line = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), '\n')) + 2;
+  file.warnings.push_back(fmt::format("{}: line {} is an incomplete cache entry (a write cut short); dropped it, "
+                                      "kept the {} complete entries before it",
+                                      path, line, file.entries.size()));
+  fmt::print(stderr, "gpuforecast: warning: {}\n", file.warnings.back());
+  return file;
 }
 
 }  // namespace data_detail
@@ -589,8 +632,15 @@ nlohmann::ordered_json value_json(const Value& v) {
   return v.as_string();
 }
 
+// The reason when it is a failure name the reader turns back into the same status (a compiler
+// log or "absent from FILE" is not), else Kernel Tuner's name of the status.
 std::string failure_name(const Measurement& m) {
-  if (!m.reason.empty()) return m.reason;
+  if (!m.reason.empty()) {
+    try {
+      if (parse_status(m.reason) == m.status) return m.reason;
+    } catch (const invalid_argument_error&) {
+    }
+  }
   switch (m.status) {
     case Status::compile_failed: return "CompilationFailedConfig";
     case Status::invalid: return "InvalidConfig";
@@ -600,7 +650,9 @@ std::string failure_name(const Measurement& m) {
 
 }  // namespace
 
-void write_kernel_tuner_cache(const CacheFile& file, const std::string& path) {
+namespace data_detail {
+
+std::string cache_header_text(const CacheFile& file) {
   using ojson = nlohmann::ordered_json;
   const auto& params = file.space.parameters();
   ojson header;
@@ -623,36 +675,47 @@ void write_kernel_tuner_cache(const CacheFile& file, const std::string& path) {
   out.pop_back();  // the closing brace
   while (!out.empty() && out.back() == '\n') out.pop_back();
   out += ",\n\"cache\": {";
+  return out;
+}
+
+std::string cache_entry_text(const CacheEntry& e, const TuningSpace& space, const std::string& path) {
+  using ojson = nlohmann::ordered_json;
+  const auto& params = space.parameters();
+  if (e.config.size() != params.size())
+    throw invalid_argument_error(fmt::format("{}: entry [{}] has {} values for {} parameters", path,
+                                             e.config.to_string(), e.config.size(), params.size()));
+  ojson entry = ojson::object();
+  for (std::size_t i = 0; i < params.size(); ++i) entry[params[i].name] = value_json(e.config[i]);
+  const Measurement& m = e.measurement;
+  if (m.ok()) {
+    double mean = e.mean_ms;
+    if (mean == 0 && !m.samples_ms.empty()) {
+      for (double s : m.samples_ms) mean += s;
+      mean /= static_cast<double>(m.samples_ms.size());
+    } else if (mean == 0) {
+      mean = m.median_ms;
+    }
+    entry["time"] = mean;
+  } else {
+    entry["time"] = failure_name(m);
+  }
+  if (!m.samples_ms.empty()) entry["times"] = m.samples_ms;
+  entry["compile_time"] = m.compile_ms;
+  entry["benchmark_time"] = m.benchmark_ms;
+  for (const auto& [k, v] : e.extra) entry[k] = v;
+  if (!e.timestamp.empty()) entry["timestamp"] = e.timestamp;
+  return ojson(e.config.key()).dump() + ": " + entry.dump();
+}
+
+}  // namespace data_detail
+
+void write_kernel_tuner_cache(const CacheFile& file, const std::string& path) {
+  std::string out = data_detail::cache_header_text(file);
   bool first = true;
   for (const auto& e : file.entries) {
-    if (e.config.size() != params.size())
-      throw invalid_argument_error(fmt::format("{}: entry [{}] has {} values for {} parameters", path,
-                                               e.config.to_string(), e.config.size(), params.size()));
-    ojson entry = ojson::object();
-    for (std::size_t i = 0; i < params.size(); ++i) entry[params[i].name] = value_json(e.config[i]);
-    const Measurement& m = e.measurement;
-    if (m.ok()) {
-      double mean = e.mean_ms;
-      if (mean == 0 && !m.samples_ms.empty()) {
-        for (double s : m.samples_ms) mean += s;
-        mean /= static_cast<double>(m.samples_ms.size());
-      } else if (mean == 0) {
-        mean = m.median_ms;
-      }
-      entry["time"] = mean;
-    } else {
-      entry["time"] = failure_name(m);
-    }
-    if (!m.samples_ms.empty()) entry["times"] = m.samples_ms;
-    entry["compile_time"] = m.compile_ms;
-    entry["benchmark_time"] = m.benchmark_ms;
-    for (const auto& [k, v] : e.extra) entry[k] = v;
-    if (!e.timestamp.empty()) entry["timestamp"] = e.timestamp;
     out += first ? "\n" : ",\n";
     first = false;
-    out += ojson(e.config.key()).dump();
-    out += ": ";
-    out += entry.dump();
+    out += data_detail::cache_entry_text(e, file.space, path);
   }
   out += "}\n}\n";
   data_detail::write_text(path, out);

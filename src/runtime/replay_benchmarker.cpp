@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
 #include <mutex>
 #include <random>
 #include <string>
@@ -26,6 +29,9 @@ struct ReplayBenchmarker::Impl {
 
   Impl(std::shared_ptr<const SpaceData> d, ReplayOptions o) : data(std::move(d)), options(o), rng(o.seed) {
     if (!data) throw invalid_argument_error("ReplayBenchmarker: no data");
+    if (!std::isfinite(o.time_scale) || o.time_scale < 0)
+      throw invalid_argument_error(
+          fmt::format("ReplayOptions::time_scale must be a finite number >= 0, not {}", o.time_scale));
     names = *data->space.names();
     if (names.empty() && !data->observations.empty()) names = data->observations.front().candidate.config.names();
     index.reserve(data->observations.size());
@@ -93,11 +99,23 @@ ReplayBenchmarker::ReplayBenchmarker(SpaceData data, ReplayOptions options)
     : ReplayBenchmarker(std::make_shared<const SpaceData>(std::move(data)), options) {}
 
 std::vector<Measurement> ReplayBenchmarker::measure(std::span<const Candidate> candidates) {
-  std::lock_guard lock(m_impl->mutex);
   std::vector<Measurement> out;
   out.reserve(candidates.size());
-  for (const auto& c : candidates) out.push_back(m_impl->replay(c));
+  for (const auto& c : candidates) {
+    {
+      std::lock_guard lock(m_impl->mutex);
+      out.push_back(m_impl->replay(c));
+    }
+    // Outside the lock: copies measuring side by side wait side by side.
+    if (m_impl->options.time_scale > 0 && out.back().cost_s > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(out.back().cost_s * m_impl->options.time_scale));
+  }
   return out;
+}
+
+void ReplayBenchmarker::advance_past(std::span<const Candidate> candidates) {
+  std::lock_guard lock(m_impl->mutex);
+  for (const auto& c : candidates) (void)m_impl->replay(c);
 }
 
 std::size_t ReplayBenchmarker::measurement_count() const noexcept { return m_impl->count; }

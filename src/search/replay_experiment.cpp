@@ -9,12 +9,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/trace_writer.hpp"
 #include "common/parallel_indices.hpp"
 
 namespace gpuforecast {
@@ -75,19 +79,33 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     StrategySettings settings = e.settings;
     settings.seed = seed;
     auto strategy = make_strategy(e.strategy, settings);
-    ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, ReplaySampling::one_run});
+    ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, ReplaySampling::one_run, e.time_scale});
     SearchContextOptions options;
     options.progress = bar;
     options.label = fmt::format("{} seed {}", e.strategy, seed);
-    SearchContext ctx(e.data->space, prototype, bench, Budget{e.budget, e.budget_seconds}, options);
-    const auto start = std::chrono::steady_clock::now();
-    strategy.run(ctx);
+    const std::string cache = e.cache_path ? e.cache_path(i) : std::string{};
+    if (!cache.empty()) options.max_batch = 1;  // each measurement in the file before the next starts
+    std::optional<CacheFile> earlier;
+    if (!cache.empty() && e.resume && std::filesystem::exists(cache))
+      earlier = read_search_cache(cache, e.data->space, prototype);
     ReplayRun& run = runs[i];
+    const auto search_with = [&](auto benchmarker) {
+      SearchContext ctx(e.data->space, prototype, std::move(benchmarker), Budget{e.budget, e.budget_seconds}, options);
+      if (!cache.empty())
+        ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
+      if (e.trace_path) ctx.add_observer(T4TraceWriter(e.trace_path(i)));
+      const auto start = std::chrono::steady_clock::now();
+      strategy.run(ctx);
+      ctx.finish();
+      run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run.trace = ctx.trace();
+    };
+    if (earlier)
+      search_with(ResumedBenchmarker<ReplayBenchmarker>(bench, *earlier));
+    else
+      search_with(bench);
     run.seed = seed;
-    run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    run.trace = ctx.trace();
     run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(e.budget, 1), reference);
-    if (e.trace_path) write_trace_t4(run.trace, e.trace_path(i));
     if (count) {
       std::lock_guard lock(print);
       fmt::print(stderr, "\r{}: {}/{} runs", e.strategy, ++finished, n);

@@ -1,14 +1,12 @@
 #include "gpuforecast/search/search_context.hpp"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/search/progress_bar.hpp"
 
 namespace gpuforecast {
 
@@ -20,20 +18,34 @@ SearchContext::SearchContext(TuningSpace space, Candidate prototype, std::unique
       m_budget(budget),
       m_options(std::move(options)),
       m_start(std::chrono::steady_clock::now()) {
-  m_draw = m_options.progress && isatty(fileno(stderr)) != 0;
+  if (m_options.progress) add_observer(ProgressBar(m_options.label));
 }
 
-SearchContext::~SearchContext() {
-  if (m_draw && m_drawn_at > 0) std::fputc('\n', stderr);
+SearchContext::~SearchContext() = default;
+
+void SearchContext::begin_once() {
+  if (m_begun) return;
+  m_begun = true;
+  const SearchBegin e{m_space, m_prototype, m_budget};
+  for (auto& o : m_observers) o.begin(e);
 }
 
+void SearchContext::finish() {
+  if (m_ended) return;
+  begin_once();
+  m_ended = true;
+  const SearchEnd e{m_trace, m_stop};
+  for (auto& o : m_observers) o.end(e);
+}
 Candidate SearchContext::candidate(const Config& config) const {
   Candidate c = m_prototype;
   c.config = config;
   return c;
 }
 
-bool SearchContext::exhausted() const noexcept { return m_budget.exhausted(m_trace.size(), m_trace.total_cost_s()); }
+bool SearchContext::exhausted() const noexcept {
+  return m_stop || m_budget.exhausted(m_trace.size(), m_trace.total_cost_s());
+}
 
 std::size_t SearchContext::remaining() const noexcept {
   if (exhausted()) return 0;
@@ -51,6 +63,7 @@ const Measurement* SearchContext::lookup(const Config& config) const {
 Measurement SearchContext::evaluate(const Config& config) { return evaluate(std::span<const Config>(&config, 1)).front(); }
 
 std::vector<Measurement> SearchContext::evaluate(std::span<const Config> configs) {
+  begin_once();
   std::vector<Measurement> out(configs.size());
   std::vector<std::size_t> fresh;  // positions of configs to measure, first occurrence only
   std::unordered_map<std::string, std::size_t> first_position;
@@ -73,7 +86,8 @@ std::vector<Measurement> SearchContext::evaluate(std::span<const Config> configs
   }
   // With a seconds budget the cost is known only afterwards: measure one at a time so that at
   // most one measurement crosses the limit.
-  const std::size_t chunk = m_budget.max_seconds > 0 ? 1 : fresh.size();
+  std::size_t chunk = m_budget.max_seconds > 0 ? 1 : fresh.size();
+  if (m_options.max_batch > 0) chunk = std::min(chunk, m_options.max_batch);
   std::size_t done = 0;
   while (done < fresh.size() && !exhausted()) {
     std::size_t n = std::min({chunk, fresh.size() - done, remaining()});
@@ -82,13 +96,15 @@ std::vector<Measurement> SearchContext::evaluate(std::span<const Config> configs
   }
   for (; done < fresh.size(); ++done) {
     out[fresh[done]].status = Status::invalid;
-    out[fresh[done]].reason = "not measured: budget exhausted";
+    out[fresh[done]].reason = m_stop ? "not measured: the search was stopped" : "not measured: budget exhausted";
   }
   // Duplicates inside the batch share their first occurrence's answer.
   for (std::size_t i = 0; i < configs.size(); ++i) {
     auto it = first_position.find(configs[i].key());
     if (it != first_position.end() && it->second != i) out[i] = out[it->second];
   }
+  const SearchRound round{++m_rounds, configs, out, m_trace};
+  for (auto& o : m_observers) m_stop = o.round(round) || m_stop;
   return out;
 }
 
@@ -112,35 +128,9 @@ void SearchContext::measure_batch(std::span<const Config> configs, std::span<con
     m_observations.push_back(Observation{std::move(batch[j]), measured[j], "search"});
     m_seen.emplace(config.key(), measured[j]);
     out[positions[j]] = std::move(measured[j]);
+    const SearchMeasured event{m_trace.size(), config, out[positions[j]], m_trace};
+    for (auto& o : m_observers) m_stop = o.measured(event) || m_stop;
   }
-  draw_progress(exhausted());
-}
-
-void SearchContext::draw_progress(bool final) {
-  if (!m_draw) return;
-  const std::size_t n = m_trace.size();
-  double fraction = 0;
-  std::string of;
-  if (m_budget.max_measurements > 0) {
-    fraction = static_cast<double>(n) / static_cast<double>(m_budget.max_measurements);
-    of = fmt::format("{}/{}", n, m_budget.max_measurements);
-  } else if (m_budget.max_seconds > 0) {
-    fraction = m_trace.total_cost_s() / m_budget.max_seconds;
-    of = fmt::format("{:.0f}/{:.0f} s", m_trace.total_cost_s(), m_budget.max_seconds);
-  } else {
-    of = fmt::format("{}", n);
-  }
-  fraction = std::clamp(fraction, 0.0, 1.0);
-  constexpr int width = 30;
-  const int filled = static_cast<int>(fraction * width + 0.5);
-  const auto* b = m_trace.best();
-  std::string best = b ? fmt::format("best {:.4g} ms", b->best_ms) : "no valid result yet";
-  fmt::print(stderr, "\r{}{}[{}{}] {} {}\x1b[K", m_options.label, m_options.label.empty() ? "" : " ",
-             std::string(static_cast<std::size_t>(filled), '#'), std::string(static_cast<std::size_t>(width - filled), ' '),
-             of, best);
-  if (final) fmt::print(stderr, "\n");
-  std::fflush(stderr);
-  m_drawn_at = final ? 0 : n;
 }
 
 }  // namespace gpuforecast

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "gpuforecast/space/enumerate.hpp"
@@ -112,4 +113,41 @@ TEST_CASE("replay of a real cache file charges stored compile and benchmark time
   CHECK(bench.measurement_count() == batch.size());
   CHECK(bench.simulated_seconds() == Approx(expected_seconds));
   INFO("failed " << failed);
+}
+
+TEST_CASE("time_scale slows the replay without changing what it answers", "[replay]") {
+  auto data = std::make_shared<const SpaceData>(test::synthetic_data());
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL})
+    CHECK_THROWS_WITH(ReplayBenchmarker(data, ReplayOptions{.seed = 1, .time_scale = bad}),
+                      Catch::Contains("time_scale"));
+  std::vector<Candidate> batch;
+  for (std::size_t i = 0; i < 6; ++i) batch.push_back(data->observations[i * 3].candidate);
+  ReplayBenchmarker fast(data, ReplayOptions{.seed = 4});
+  ReplayBenchmarker slow(data, ReplayOptions{.seed = 4, .time_scale = 1e-4});  // 1.5 s stored: 0.15 ms
+  const auto a = fast.measure(batch);
+  const auto b = slow.measure(batch);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].samples_ms == b[i].samples_ms);
+    CHECK(a[i].cost_s == b[i].cost_s);
+  }
+}
+
+TEST_CASE("advance_past leaves the replay where measuring would have", "[replay]") {
+  auto data = std::make_shared<const SpaceData>(test::synthetic_data());
+  std::vector<Candidate> first, then;
+  for (std::size_t i = 0; i < 5; ++i) first.push_back(data->observations[i].candidate);
+  for (std::size_t i = 5; i < 12; ++i) then.push_back(data->observations[i].candidate);
+  then.push_back(first.front());  // seen before: no charge either way
+  ReplayBenchmarker measured(data, ReplayOptions{.seed = 8});
+  ReplayBenchmarker advanced(data, ReplayOptions{.seed = 8});
+  (void)measured.measure(first);
+  advanced.advance_past(first);
+  const auto a = measured.measure(then);
+  const auto b = advanced.measure(then);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].samples_ms == b[i].samples_ms);
+    CHECK(a[i].cost_s == b[i].cost_s);
+  }
+  CHECK(measured.simulated_seconds() == advanced.simulated_seconds());
 }

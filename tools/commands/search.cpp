@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -15,8 +16,11 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/report/svg_plot.hpp"
 #include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/trace_writer.hpp"
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif
@@ -38,6 +42,9 @@ struct SearchArgs {
   std::uint64_t first_seed = 1;
   unsigned threads = 0;  // replay runs side by side; 0: one per hardware thread
   std::string trace;
+  std::string cache;
+  bool resume = false;
+  double time_scale = 0;
   std::string plot;
   std::vector<std::string> options;
   bool json = false;
@@ -112,16 +119,22 @@ void run_replay(const SearchArgs& a) {
     e.first_seed = a.first_seed;
     e.threads = a.threads;
     e.progress = !a.no_progress && !a.json;
-    if (!a.trace.empty())
-      e.trace_path = [&](std::size_t i) {
-        // Several strategies: trace.json -> random.trace.json, in the same folder.
-        std::string base = a.trace;
+    // Several strategies: trace.json -> random.trace.json, in the same folder; several seeds:
+    // trace.json -> trace.seed3.json. The same for the cache.
+    const auto run_file = [&a, &strategies, name](const std::string& given) {
+      return [&a, &strategies, name, given](std::size_t i) {
+        std::string base = given;
         if (strategies.size() > 1) {
-          const std::filesystem::path p(a.trace);
+          const std::filesystem::path p(given);
           base = (p.parent_path() / (name + "." + p.filename().string())).string();
         }
         return trace_path_for(base, i, a.seeds);
       };
+    };
+    if (!a.trace.empty()) e.trace_path = run_file(a.trace);
+    if (!a.cache.empty()) e.cache_path = run_file(a.cache);
+    e.resume = a.resume;
+    e.time_scale = a.time_scale;
     outcomes.push_back({name, run_replay_experiment(e)});
   }
   const double optimum = outcomes.front().result.optimum_ms;
@@ -233,23 +246,37 @@ void live_search(const SearchArgs& a) {
   SearchContextOptions context_options;
   context_options.progress = !a.no_progress && !a.json;
   context_options.label = fmt::format("{} on {}", strategies.front(), prototype.device->name);
-  SearchContext ctx(t1.space, prototype, std::move(bench), Budget{a.budget, a.budget_seconds}, context_options);
-  strategy.run(ctx);
-  if (!a.trace.empty()) write_trace_t4(ctx.trace(), a.trace);
-  const TraceEntry* best = ctx.best();
+  std::optional<CacheFile> earlier;
+  if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
+    earlier = read_search_cache(a.cache, t1.space, prototype);
+  Trace trace;
+  const auto search_with = [&](auto benchmarker) {
+    SearchContext ctx(t1.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, context_options);
+    if (!a.cache.empty())
+      ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
+    if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
+    strategy.run(ctx);
+    ctx.finish();
+    trace = ctx.trace();
+  };
+  if (earlier)
+    search_with(ResumedBenchmarker<CudaBenchmarker>(std::move(bench), *earlier));
+  else
+    search_with(std::move(bench));
+  const TraceEntry* best = trace.best();
   std::size_t failed = 0;
-  for (const auto& e : ctx.trace().entries()) failed += e.measurement.ok() ? 0 : 1;
+  for (const auto& e : trace.entries()) failed += e.measurement.ok() ? 0 : 1;
   if (a.json) {
     nlohmann::json j{{"kernel", a.kernel}, {"device", prototype.device->name}, {"strategy", strategies.front()},
-                     {"measurements", ctx.trace().size()}, {"failed", failed},
-                     {"seconds", ctx.trace().total_cost_s()}};
+                     {"measurements", trace.size()}, {"failed", failed},
+                     {"seconds", trace.total_cost_s()}};
     if (best) j["best"] = {{"config", best->config.to_string()}, {"median_ms", best->measurement.median_ms},
                            {"found_at", best->index}};
     fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("{} on {}: {} measurements ({} failed), {:.1f} s of compiling and measuring\n", strategies.front(),
-             prototype.device->name, ctx.trace().size(), failed, ctx.trace().total_cost_s());
+             prototype.device->name, trace.size(), failed, trace.total_cost_s());
   if (best)
     fmt::print("best: {:.4g} ms [{}], found at measurement {}\n", best->measurement.median_ms, best->config.to_string(),
                best->index);
@@ -291,6 +318,15 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: seeds searched side by side (0: one per hardware thread; any count gives the same result)")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write each run's trace in T4 format (.seedN inserted for several seeds)");
+  cmd->add_option("--cache", args->cache,
+                  "write each run's measurements to this Kernel Tuner cache file as they land (plain JSON; "
+                  ".seedN inserted for several seeds, STRATEGY. prefixed for several strategies)");
+  cmd->add_flag("--resume", args->resume,
+                "continue the runs whose --cache file exists: what it holds is served from it, not measured again");
+  cmd->add_option("--time-scale", args->time_scale,
+                  "replay: hold each measurement for its stored compile + benchmark time times this factor "
+                  "(0: no wait)")
+      ->capture_default_str();
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
@@ -298,6 +334,16 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_flag("--list-options", args->list_options, "print every strategy's options (Markdown) and exit");
   cmd->callback([args] {
     if (args->list_options) return list_options();
+    if (args->cache.ends_with(".gz"))
+      throw gpuforecast::invalid_argument_error(
+          fmt::format("--cache {}: a cache written as the search goes is plain JSON; give a name without .gz", args->cache));
+    if (args->resume && args->cache.empty())
+      throw gpuforecast::invalid_argument_error("--resume continues a --cache FILE: give --cache too");
+    if (!std::isfinite(args->time_scale) || args->time_scale < 0)
+      throw gpuforecast::invalid_argument_error(
+          fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
+    if (args->time_scale > 0 && args->replay.empty())
+      throw gpuforecast::invalid_argument_error("--time-scale slows a replay down: it needs --replay");
     if (!args->replay.empty()) return run_replay(*args);
     if (!args->kernel.empty()) {
       return run_live(*args);

@@ -33,12 +33,16 @@ struct CacheFile {
   std::string objective = "time";
   TuningSpace space;        // parameters from tune_params_keys/tune_params; no constraints
   std::vector<CacheEntry> entries;  // in file order
+  // What was repaired while reading (also printed on stderr): a torn last line that was dropped.
+  std::vector<std::string> warnings;
 };
 
 // Reads .json or .json.gz (decided by content, not name). Throws input_error naming the file
 // and position (byte offset, or JSON path such as cache["16,1,1"].times[3]) for malformed,
 // truncated, missing-key, non-numeric, negative or NaN data. Kernel Tuner's own unclosed
-// append-only files (crash while tuning) are repaired as Kernel Tuner does.
+// append-only files (crash while tuning) are repaired as Kernel Tuner does; a last line cut in
+// the middle (a write cut short) is dropped with a warning naming the file and line, and the
+// complete entries before it are kept.
 [[nodiscard]] CacheFile read_kernel_tuner_cache(const std::string& path);
 
 // The same from bytes in memory (gzip or plain JSON); `name` stands for the file in messages

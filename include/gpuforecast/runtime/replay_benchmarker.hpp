@@ -22,6 +22,10 @@ enum class ReplaySampling {
 struct ReplayOptions {
   std::uint64_t seed = 0;
   ReplaySampling sampling = ReplaySampling::one_run;
+  // Holds each charged measurement for its stored compile + benchmark time times this factor
+  // before it returns (0: no wait), so that a replayed search takes time as a live one does:
+  // it can be watched, or killed in the middle. Must be finite and >= 0.
+  double time_scale = 0;
 };
 
 // measure() answers from `data`:
@@ -41,6 +45,10 @@ class ReplayBenchmarker {
   explicit ReplayBenchmarker(SpaceData data, ReplayOptions options = {});
 
   [[nodiscard]] std::vector<Measurement> measure(std::span<const Candidate> candidates);
+  // Moves past `candidates` as measure() would (seed stream, first visits, counts) without
+  // waiting and without answering: a resumed search serves them from its cache, and the
+  // measurements after them are the ones an uninterrupted search gets.
+  void advance_past(std::span<const Candidate> candidates);
 
   [[nodiscard]] std::size_t measurement_count() const noexcept;  // candidates measured so far
   [[nodiscard]] double simulated_seconds() const noexcept;       // cost charged so far

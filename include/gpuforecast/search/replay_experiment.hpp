@@ -34,8 +34,18 @@ struct ReplayExperiment {
   unsigned threads = 1;
   bool progress = false;      // progress on stderr (only on a terminal): a bar per run, or a
                               // count of finished runs when several run at once
-  // When set, run i's trace is written in T4 format to trace_path(i).
+  // When set, run i's trace is written in T4 format to trace_path(i) when it ends.
   std::function<std::string(std::size_t run)> trace_path;
+  // When set, run i writes a Kernel Tuner cache to cache_path(i) as it goes (each measurement
+  // flushed as it lands; the replay then measures one candidate at a time).
+  std::function<std::string(std::size_t run)> cache_path;
+  // With cache_path: a run whose cache exists continues it (resume.hpp): the configurations in
+  // it are served from it, and the run ends as an uninterrupted one would have. A missing
+  // cache starts the run afresh.
+  bool resume = false;
+  // Each replayed measurement holds for its stored compile + benchmark time times this factor
+  // (ReplayOptions::time_scale; 0: no wait).
+  double time_scale = 0;
 };
 
 struct ReplayRun {

@@ -16,6 +16,7 @@
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/search/budget.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/search/trace.hpp"
 
 namespace gpuforecast {
@@ -24,6 +25,10 @@ struct SearchContextOptions {
   // Draw a progress bar on stderr; it is drawn only when stderr is a terminal.
   bool progress = false;
   std::string label;  // shown before the progress bar
+  // Candidates per call to the Benchmarker (0: the whole batch the strategy hands over). 1 makes
+  // each measurement land, and reach the observers, before the next one starts: what a cache
+  // written as the search goes needs to lose no more than the measurement in flight.
+  std::size_t max_batch = 0;
 };
 
 class SearchContext {
@@ -40,6 +45,20 @@ class SearchContext {
   SearchContext(const SearchContext&) = delete;
   SearchContext& operator=(const SearchContext&) = delete;
 
+  // Observers see the events from the next one on: add them before the first evaluate().
+  template <class O>
+  void add_observer(O observer) {
+    using T = typename detail::unwrap_observer<O>::type;
+    static_assert(SearchObserver<T>,
+                  "SearchContext::add_observer: the type implements none of on_begin(const SearchBegin&), "
+                  "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&)");
+    if constexpr (SearchObserver<T>) m_observers.emplace_back(std::move(observer));
+  }
+  // Tells the observers that the search has ended (once; later calls do nothing). The strategy
+  // does not call it, whoever ran the strategy does. A search that ends by an exception never
+  // reaches it, so its cache stays open, as a killed one's does.
+  void finish();
+
   [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
   [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }
   [[nodiscard]] const Trace& trace() const noexcept { return m_trace; }
@@ -53,7 +72,9 @@ class SearchContext {
   std::vector<Measurement> evaluate(std::span<const Config> configs);
   Measurement evaluate(const Config& config);
 
+  // The budget is spent, or an observer asked the search to stop.
   [[nodiscard]] bool exhausted() const noexcept;
+  [[nodiscard]] bool stop_requested() const noexcept { return m_stop; }
   // Measurements left under the count budget (SIZE_MAX when only seconds are limited).
   [[nodiscard]] std::size_t remaining() const noexcept;
   [[nodiscard]] bool seen(const Config& config) const;
@@ -79,7 +100,7 @@ class SearchContext {
                 Budget budget, SearchContextOptions options);
   void measure_batch(std::span<const Config> configs, std::span<const std::size_t> positions,
                      std::vector<Measurement>& out);
-  void draw_progress(bool final);
+  void begin_once();
 
   TuningSpace m_space;
   Candidate m_prototype;
@@ -90,8 +111,11 @@ class SearchContext {
   std::vector<Observation> m_observations;
   std::unordered_map<std::string, Measurement> m_seen;  // by Config::key()
   std::chrono::steady_clock::time_point m_start;
-  bool m_draw = false;
-  std::size_t m_drawn_at = 0;
+  std::vector<AnyObserver> m_observers;
+  std::size_t m_rounds = 0;
+  bool m_begun = false;
+  bool m_ended = false;
+  bool m_stop = false;
 };
 
 }  // namespace gpuforecast

@@ -1,0 +1,43 @@
+#pragma once
+// What a SearchContext tells its observers, in this order: one SearchBegin before the first
+// measurement, a SearchMeasured for each measurement as it lands, a SearchRound each time a
+// batch handed to evaluate() has been answered, and one SearchEnd when the caller calls
+// SearchContext::finish(). Events refer to the context's own data: valid during the call only.
+#include <cstddef>
+#include <span>
+
+#include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/config.hpp"
+#include "gpuforecast/core/measurement.hpp"
+#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/search/budget.hpp"
+#include "gpuforecast/search/trace.hpp"
+
+namespace gpuforecast {
+
+struct SearchBegin {
+  const TuningSpace& space;
+  const Candidate& prototype;  // kernel, device, problem size of every candidate
+  Budget budget;
+};
+
+struct SearchMeasured {
+  std::size_t index;  // 1-based measurement count, as TraceEntry::index
+  const Config& config;
+  const Measurement& measurement;
+  const Trace& trace;  // everything measured so far, this measurement last
+};
+
+struct SearchRound {
+  std::size_t round;                          // 1-based count of evaluate() calls
+  std::span<const Config> configs;            // as the strategy handed them over
+  std::span<const Measurement> measurements;  // the answers, in the same order
+  const Trace& trace;
+};
+
+struct SearchEnd {
+  const Trace& trace;
+  bool stopped = false;  // an observer asked the search to stop
+};
+
+}  // namespace gpuforecast

@@ -1,0 +1,129 @@
+#pragma once
+// Search observers, detected by requires-expressions as ensmallen detects its callbacks: a type
+// implements any subset of
+//     on_begin(const SearchBegin&)        on_measured(const SearchMeasured&)
+//     on_round(const SearchRound&)        on_end(const SearchEnd&)
+// on_measured and on_round may return bool: `true` asks the search to stop (the context then
+// reports exhausted(), and the strategy ends as it does at the end of its budget).
+// SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "gpuforecast/search/events.hpp"
+
+namespace gpuforecast {
+
+template <class O>
+concept ObservesBegin = requires(O& o, const SearchBegin& e) { o.on_begin(e); };
+template <class O>
+concept ObservesMeasured = requires(O& o, const SearchMeasured& e) { o.on_measured(e); };
+template <class O>
+concept ObservesRound = requires(O& o, const SearchRound& e) { o.on_round(e); };
+template <class O>
+concept ObservesEnd = requires(O& o, const SearchEnd& e) { o.on_end(e); };
+
+template <class O>
+concept SearchObserver = ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O>;
+
+namespace detail {
+
+template <class O>
+struct unwrap_observer {
+  using type = O;
+  static O& get(O& o) noexcept { return o; }
+};
+template <class T>
+struct unwrap_observer<std::reference_wrapper<T>> {
+  using type = T;
+  static T& get(std::reference_wrapper<T> o) noexcept { return o.get(); }
+};
+
+// The answer of on_measured / on_round: void (never stops) or bool (true: stop).
+template <class R>
+inline constexpr bool stop_answer = std::is_void_v<R> || std::same_as<R, bool>;
+
+template <class O>
+[[nodiscard]] constexpr bool readable_observer() {
+  static_assert(SearchObserver<O>,
+                "a search observer must implement at least one of on_begin(const SearchBegin&), "
+                "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&)");
+  if constexpr (ObservesMeasured<O>)
+    static_assert(stop_answer<decltype(std::declval<O&>().on_measured(std::declval<const SearchMeasured&>()))>,
+                  "on_measured must return void, or bool (true: stop the search)");
+  if constexpr (ObservesRound<O>)
+    static_assert(stop_answer<decltype(std::declval<O&>().on_round(std::declval<const SearchRound&>()))>,
+                  "on_round must return void, or bool (true: stop the search)");
+  if constexpr (ObservesBegin<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_begin(std::declval<const SearchBegin&>()))>,
+                  "on_begin must return void (only on_measured and on_round can stop a search)");
+  if constexpr (ObservesEnd<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_end(std::declval<const SearchEnd&>()))>,
+                  "on_end must return void");
+  return SearchObserver<O>;
+}
+
+template <class O, class E>
+bool deliver_and_ask(O& o, const E& e) {
+  if constexpr (std::same_as<E, SearchMeasured>) {
+    if constexpr (std::same_as<decltype(o.on_measured(e)), bool>) return o.on_measured(e);
+    else o.on_measured(e);
+  } else {
+    if constexpr (std::same_as<decltype(o.on_round(e)), bool>) return o.on_round(e);
+    else o.on_round(e);
+  }
+  return false;
+}
+
+}  // namespace detail
+
+// Any observer, type-erased (what SearchContext stores). Calls only what the type implements.
+class AnyObserver {
+ public:
+  template <class O>
+    requires(!std::same_as<std::remove_cvref_t<O>, AnyObserver>)
+  explicit AnyObserver(O observer)
+      : m_self(std::make_unique<Model<O>>(std::move(observer))) {
+    static_assert(detail::readable_observer<typename detail::unwrap_observer<O>::type>());
+  }
+
+  void begin(const SearchBegin& e) { m_self->begin(e); }
+  [[nodiscard]] bool measured(const SearchMeasured& e) { return m_self->measured(e); }  // true: stop
+  [[nodiscard]] bool round(const SearchRound& e) { return m_self->round(e); }           // true: stop
+  void end(const SearchEnd& e) { m_self->end(e); }
+
+ private:
+  struct Concept {
+    virtual ~Concept() = default;
+    virtual void begin(const SearchBegin& e) = 0;
+    virtual bool measured(const SearchMeasured& e) = 0;
+    virtual bool round(const SearchRound& e) = 0;
+    virtual void end(const SearchEnd& e) = 0;
+  };
+  template <class O>
+  struct Model final : Concept {
+    using U = detail::unwrap_observer<O>;
+    using T = typename U::type;
+    explicit Model(O o) : value(std::move(o)) {}
+    void begin(const SearchBegin& e) override {
+      if constexpr (ObservesBegin<T>) U::get(value).on_begin(e);
+    }
+    bool measured(const SearchMeasured& e) override {
+      if constexpr (ObservesMeasured<T>) return detail::deliver_and_ask(U::get(value), e);
+      return false;
+    }
+    bool round(const SearchRound& e) override {
+      if constexpr (ObservesRound<T>) return detail::deliver_and_ask(U::get(value), e);
+      return false;
+    }
+    void end(const SearchEnd& e) override {
+      if constexpr (ObservesEnd<T>) U::get(value).on_end(e);
+    }
+    O value;
+  };
+  std::unique_ptr<Concept> m_self;
+};
+
+}  // namespace gpuforecast
