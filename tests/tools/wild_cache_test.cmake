@@ -74,4 +74,6 @@ run(t1_given ok "space t1 \\("
 run(t1_missing fail "--space t1: no T1 file.*--t1" search --replay "${v100}" --space t1 --budget 20 --seeds 1)
 run(bad_space fail "--space tune_cache: expected auto, t1, cached or cartesian"
     search --replay "${v100}" --space tune_cache --budget 20 --seeds 1)
+run(live_space fail "--space requires --replay"
+    search --kernel "${data}/benchmark_hub/kernels/convolution_milo.json" --space cached)
 file(REMOVE_RECURSE "${WORK}")

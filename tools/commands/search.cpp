@@ -274,7 +274,8 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: configurations a strategy may propose: t1 (the T1 file's Conditions), cached (those stored with "
                   "a valid time, Kernel Tuner's tune_cache), cartesian (every combination; missing ones charged as "
                   "failed), auto (t1 when a T1 file is found, else cached)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(replay);
   std::string names;
   for (const auto& n : gpuforecast::strategy_names()) names += (names.empty() ? "" : "|") + n;
   cmd->add_option("--strategy", args->strategy, names + " (several, comma-separated, run side by side)")
