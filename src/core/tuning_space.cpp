@@ -96,14 +96,14 @@ Config TuningSpace::make_config(std::vector<Value> values) const {
 
 TuningSpace TuningSpace::restricted_to(std::span<const Config> members) const {
   TuningSpace out = *this;
-  out.m_members = nullptr;  // validity below is that of the unrestricted space
   auto listed = std::make_shared<detail::ListedConfigs>();
   std::vector<std::pair<std::vector<std::size_t>, const Config*>> ordered;
   for (const auto& c : members) {
     if (!contains(c))
       throw invalid_argument_error(fmt::format("cannot restrict the tuning space to [{}]: it is outside the parameters' values",
                                                c.to_string()));
-    if (!out.is_valid(c) || !listed->keys.insert(c.key()).second) continue;  // violates a constraint, or repeated
+    // Violates a constraint (or, restricting again, is not a member already), or is repeated.
+    if (!is_valid(c) || !listed->keys.insert(c.key()).second) continue;
     std::vector<std::size_t> idx(c.size());
     for (std::size_t p = 0; p < c.size(); ++p) {
       const auto& vals = m_parameters[p].values;

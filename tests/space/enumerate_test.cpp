@@ -196,6 +196,11 @@ TEST_CASE("a space restricted to listed configurations walks those only", "[enum
   REQUIRE(ham.size() == 1);
   CHECK(ham[0].key() == "4,1");
 
+  // Restricting again keeps only what both lists hold.
+  const auto again = r.restricted_to(std::vector<Config>{space.make_config({4, 1}), space.make_config({3, 1})});
+  REQUIRE(enumerate_valid(again).size() == 1);
+  CHECK(enumerate_valid(again)[0].key() == "4,1");
+
   try {
     (void)space.restricted_to(std::vector<Config>{space.make_config({9, 1})});
     FAIL("no error");

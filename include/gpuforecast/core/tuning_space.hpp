@@ -44,7 +44,8 @@ class TuningSpace {
   // This space, restricted to the listed configurations: is_valid() holds for a member that
   // also satisfies the constraints, and for nothing else. This is Kernel Tuner's tune_cache
   // space (the configurations a cache holds with a valid time), for data whose constraints are
-  // not known. Throws invalid_argument_error naming a member that is outside the parameters.
+  // not known. Restricting a restricted space keeps what both lists hold. Throws
+  // invalid_argument_error naming a member that is outside the parameters.
   [[nodiscard]] TuningSpace restricted_to(std::span<const Config> members) const;
   // The valid members of a restricted space, in enumeration order (first parameter slowest);
   // nullptr when the space is not restricted.
