@@ -51,6 +51,74 @@ std::string normalise(std::string_view name) {
   return out;
 }
 
+// Files from the wild name one board in many ways: "Tesla V100-PCIE-32GB", "A100 80GB PCIe",
+// "NVIDIA H100 80GB HBM3". The words that tell boards of one chip apart (form factor, memory
+// size, memory type) are split off, so that the rest (the family: "v100", "a100") can be
+// matched, and the split-off words then pick the closest board of that family.
+struct NameParts {
+  std::string family;
+  std::string form_factor;  // "pcie", "sxm", "nvl" or empty
+  int memory_gb = 0;        // 0: not in the name
+};
+
+int memory_size_word(const std::string& w) {  // "32gb" -> 32, anything else -> 0
+  if (w.size() < 3 || !w.ends_with("gb")) return 0;
+  int v = 0;
+  for (std::size_t i = 0; i + 2 < w.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(w[i])) || v > 100000) return 0;
+    v = v * 10 + (w[i] - '0');
+  }
+  return v;
+}
+
+std::string form_factor_word(const std::string& w) {
+  if (w == "pcie" || w == "pci" || w == "fhhl") return "pcie";  // FHHL: a PCIe card, full height half length
+  if (w.starts_with("sxm") && std::all_of(w.begin() + 3, w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return "sxm";
+  if (w == "nvl") return "nvl";
+  return {};
+}
+
+bool is_memory_type_word(const std::string& w) {
+  return w == "hbm" || w == "hbm2" || w == "hbm2e" || w == "hbm3" || w == "hbm3e" || w == "gddr6" || w == "gddr6x";
+}
+
+NameParts name_parts(std::string_view name) {
+  std::vector<std::string> words;
+  std::string cur;
+  for (char c : name) {
+    if (is_separator(c)) {
+      if (!cur.empty()) words.push_back(lower(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) words.push_back(lower(cur));
+  NameParts parts;
+  bool leading = true;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (leading && normalise(w).empty()) continue;  // a vendor word in front
+    leading = false;
+    if (i + 1 == words.size() && w == "gpu" && !parts.family.empty()) continue;
+    // "32 GB" written as two words.
+    if (w == "gb" && i > 0 && memory_size_word(words[i - 1] + "gb") > 0 && parts.family.ends_with(words[i - 1])) {
+      parts.family.resize(parts.family.size() - words[i - 1].size());
+      parts.memory_gb = memory_size_word(words[i - 1] + "gb");
+      continue;
+    }
+    if (const int gb = memory_size_word(w); gb > 0) {
+      parts.memory_gb = gb;
+    } else if (auto ff = form_factor_word(w); !ff.empty()) {
+      parts.form_factor = std::move(ff);
+    } else if (!is_memory_type_word(w)) {
+      parts.family += w;
+    }
+  }
+  return parts;
+}
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -72,6 +140,20 @@ bool matches(const Device& d, const std::string& key) {
 }
 
 }  // namespace
+
+Device Device::unknown(std::string name) {
+  Device d;
+  // The vendor is the one number-free fact a name can give; the rest stays 0 (not known).
+  const std::string first = lower(name.substr(0, name.find_first_of(" -_\t")));
+  if (first == "nvidia" || first == "tesla" || first == "geforce" || first == "quadro") d.vendor = "NVIDIA";
+  else if (first == "amd" || first == "radeon" || first == "instinct") d.vendor = "AMD";
+  d.name = std::move(name);
+  d.max_threads_per_block = 0;
+  d.warp_size = 0;
+  return d;
+}
+
+bool Device::has_numbers() const noexcept { return sm_count > 0; }
 
 std::string Device::sm_arch() const {
   if (lower(vendor) != "nvidia" || compute_capability_major <= 0) return {};
@@ -119,10 +201,41 @@ std::shared_ptr<const Device> DeviceRegistry::try_find(std::string_view name) co
       if (normalise((*it)->name) == key) return *it;
     for (auto it = m_devices.rbegin(); it != m_devices.rend(); ++it)
       if (matches(**it, key)) return *it;
+    return find_by_family(name);
   } catch (...) {
     // Only allocation can fail here; "not found" is the honest answer for a noexcept lookup.
   }
   return nullptr;
+}
+
+std::shared_ptr<const Device> DeviceRegistry::find_by_family(std::string_view name) const {
+  const NameParts want = name_parts(name);
+  if (want.family.empty()) return nullptr;
+  // Of the devices of that family, the one whose form factor (worth more: it sets the clocks)
+  // and memory size agree; among equals, the newest (a user's device wins).
+  std::shared_ptr<const Device> best;
+  int best_score = -1;
+  for (auto it = m_devices.rbegin(); it != m_devices.rend(); ++it) {
+    const Device& d = **it;
+    std::vector<NameParts> names{name_parts(d.name)};
+    for (const auto& a : d.aliases) names.push_back(name_parts(a));
+    bool same_family = false;
+    std::string form_factor;
+    for (const auto& n : names) {
+      if (n.family != want.family) continue;
+      same_family = true;
+      if (form_factor.empty()) form_factor = n.form_factor;
+    }
+    if (!same_family) continue;
+    int score = 0;
+    if (!want.form_factor.empty() && want.form_factor == form_factor) score += 2;
+    if (want.memory_gb > 0 && std::lround(d.memory_gib) == want.memory_gb) score += 1;
+    if (score > best_score) {
+      best = *it;
+      best_score = score;
+    }
+  }
+  return best;
 }
 
 std::shared_ptr<const Device> DeviceRegistry::find(std::string_view name) const {

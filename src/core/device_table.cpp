@@ -44,10 +44,21 @@ std::vector<Device> builtin_devices() {
                   {"GeForce GTX TITAN X", "GTX_Titan_X", "Titan X Maxwell"}));
   t.push_back(row("P100-PCIE-16GB", "NVIDIA", "pascal", 6, 0, 56, 1303, 732, 16, 4, 64, kRegs64k, 32, 9.3,
                   {"P100", "Tesla P100-PCIE-16GB", "Tesla P100"}));
+  t.push_back(row("P100-PCIE-12GB", "NVIDIA", "pascal", 6, 0, 56, 1303, 549, 12, 4, 64, kRegs64k, 32, 9.3,
+                  {"Tesla P100-PCIE-12GB"}));
+  t.push_back(row("P100-SXM2-16GB", "NVIDIA", "pascal", 6, 0, 56, 1480, 732, 16, 4, 64, kRegs64k, 32, 10.6,
+                  {"Tesla P100-SXM2-16GB", "P100 SXM2"}));
+  t.push_back(row("P40", "NVIDIA", "pascal", 6, 1, 30, 1531, 346, 24, 3, 96, kRegs64k, 32, 12.0, {"Tesla P40"}));
   t.push_back(row("GTX 1080 Ti", "NVIDIA", "pascal", 6, 1, 28, 1582, 484, 11, 2.75, 96, kRegs64k, 32, 11.34,
                   {"GeForce GTX 1080 Ti", "GTX_1080_Ti", "1080 Ti"}));
   t.push_back(row("V100-SXM2-16GB", "NVIDIA", "volta", 7, 0, 80, 1530, 900, 16, 6, 96, kRegs64k, 32, 15.7,
                   {"V100", "Tesla V100-SXM2-16GB", "Tesla V100"}));
+  t.push_back(row("V100-SXM2-32GB", "NVIDIA", "volta", 7, 0, 80, 1530, 900, 32, 6, 96, kRegs64k, 32, 15.7,
+                  {"Tesla V100-SXM2-32GB"}));
+  t.push_back(row("V100-PCIE-16GB", "NVIDIA", "volta", 7, 0, 80, 1380, 900, 16, 6, 96, kRegs64k, 32, 14.0,
+                  {"Tesla V100-PCIE-16GB", "V100 PCIe"}));
+  t.push_back(row("V100-PCIE-32GB", "NVIDIA", "volta", 7, 0, 80, 1380, 900, 32, 6, 96, kRegs64k, 32, 14.0,
+                  {"Tesla V100-PCIE-32GB"}));
   t.push_back(row("T4", "NVIDIA", "turing", 7, 5, 40, 1590, 320, 16, 4, 64, kRegs64k, 32, 8.1, {"Tesla T4"}));
   t.push_back(row("RTX 2070 Super", "NVIDIA", "turing", 7, 5, 40, 1770, 448, 8, 4, 64, kRegs64k, 32, 9.06,
                   {"GeForce RTX 2070 SUPER", "RTX_2070_Super", "2070 Super"}));
@@ -59,12 +70,17 @@ std::vector<Device> builtin_devices() {
                   {"NVIDIA A100-PCIE-40GB", "A100", "A100 PCIe", "A100-PCIE"}));
   t.push_back(row("A100-SXM4-80GB", "NVIDIA", "ampere", 8, 0, 108, 1410, 2039, 80, 40, 164, kRegs64k, 32, 19.5,
                   {"NVIDIA A100-SXM4-80GB", "A100 SXM", "A100-SXM4"}));
+  t.push_back(row("A100-SXM4-40GB", "NVIDIA", "ampere", 8, 0, 108, 1410, 1555, 40, 40, 164, kRegs64k, 32, 19.5,
+                  {"NVIDIA A100-SXM4-40GB"}));
+  t.push_back(row("A100-PCIE-80GB", "NVIDIA", "ampere", 8, 0, 108, 1410, 1935, 80, 40, 164, kRegs64k, 32, 19.5,
+                  {"NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-80GB"}));
   t.push_back(row("A10", "NVIDIA", "ampere", 8, 6, 72, 1695, 600, 24, 6, 100, kRegs64k, 32, 31.2, {"NVIDIA A10"}));
   t.push_back(row("A10G", "NVIDIA", "ampere", 8, 6, 80, 1710, 600, 24, 6, 100, kRegs64k, 32, 35.0, {"NVIDIA A10G"}));
   t.push_back(row("RTX A4000", "NVIDIA", "ampere", 8, 6, 48, 1560, 448, 16, 4, 100, kRegs64k, 32, 19.2,
                   {"NVIDIA RTX A4000", "A4000"}));
   t.push_back(row("RTX A6000", "NVIDIA", "ampere", 8, 6, 84, 1800, 768, 48, 6, 100, kRegs64k, 32, 38.7,
                   {"NVIDIA RTX A6000", "A6000"}));
+  t.push_back(row("A40", "NVIDIA", "ampere", 8, 6, 84, 1740, 696, 48, 6, 100, kRegs64k, 32, 37.4, {"NVIDIA A40"}));
   t.push_back(row("RTX 3060 Laptop GPU", "NVIDIA", "ampere", 8, 6, 30, 1703, 336, 6, 3, 100, kRegs64k, 32, 13.1,
                   {"NVIDIA GeForce RTX 3060 Laptop GPU", "RTX_3060_laptop", "RTX 3060 Laptop", "RTX 3060 Mobile"}));
   t.push_back(row("RTX 3080", "NVIDIA", "ampere", 8, 6, 68, 1710, 760, 10, 5, 100, kRegs64k, 32, 29.8,
@@ -72,6 +88,7 @@ std::vector<Device> builtin_devices() {
   t.push_back(row("RTX 3090", "NVIDIA", "ampere", 8, 6, 82, 1695, 936, 24, 6, 100, kRegs64k, 32, 35.6,
                   {"NVIDIA GeForce RTX 3090", "RTX_3090"}));
   t.push_back(row("L4", "NVIDIA", "ada", 8, 9, 58, 2040, 300, 24, 48, 100, kRegs64k, 32, 30.3, {"NVIDIA L4"}));
+  t.push_back(row("L40", "NVIDIA", "ada", 8, 9, 142, 2490, 864, 48, 96, 100, kRegs64k, 32, 90.5, {"NVIDIA L40"}));
   t.push_back(row("L40S", "NVIDIA", "ada", 8, 9, 142, 2520, 864, 48, 96, 100, kRegs64k, 32, 91.6, {"NVIDIA L40S"}));
   t.push_back(row("RTX 4090", "NVIDIA", "ada", 8, 9, 128, 2520, 1008, 24, 72, 100, kRegs64k, 32, 82.6,
                   {"NVIDIA GeForce RTX 4090", "RTX_4090"}));

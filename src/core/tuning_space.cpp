@@ -2,13 +2,22 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
+#include <unordered_set>
 
 #include "gpuforecast/core/error.hpp"
 #include "space/compiled_constraints.hpp"
 
 namespace gpuforecast {
+
+namespace detail {
+struct ListedConfigs {
+  std::vector<Config> configs;
+  std::unordered_set<std::string> keys;
+};
+}  // namespace detail
 
 TuningSpace::TuningSpace(std::vector<Parameter> parameters, std::vector<std::string> constraints)
     : m_parameters(std::move(parameters)), m_constraints(std::move(constraints)) {
@@ -67,7 +76,7 @@ bool TuningSpace::is_valid(const Config& config) const {
     for (std::size_t i = 0; i < config.size(); ++i) numbers[i] = config[i].as_double();
     for (std::size_t level = 0; level < cc.by_level.size(); ++level)
       if (!cc.level_holds(level, numbers.data(), nullptr)) return false;
-    return true;
+    return !m_members || m_members->keys.count(config.key()) != 0;
   }
   for (std::size_t c = 0; c < cc.expressions.size(); ++c) {
     const auto& used = cc.expressions[c].used_variables();
@@ -75,7 +84,7 @@ bool TuningSpace::is_valid(const Config& config) const {
     const Value r = cc.expressions[c].evaluate(config.values());
     if (r.is_string() ? r.as_string().empty() : r.as_double() == 0.0) return false;
   }
-  return true;
+  return !m_members || m_members->keys.count(config.key()) != 0;
 }
 
 Config TuningSpace::make_config(std::vector<Value> values) const {
@@ -84,5 +93,31 @@ Config TuningSpace::make_config(std::vector<Value> values) const {
                                              m_parameters.size()));
   return Config(m_names, std::move(values));
 }
+
+TuningSpace TuningSpace::restricted_to(std::span<const Config> members) const {
+  TuningSpace out = *this;
+  auto listed = std::make_shared<detail::ListedConfigs>();
+  std::vector<std::pair<std::vector<std::size_t>, const Config*>> ordered;
+  for (const auto& c : members) {
+    if (!contains(c))
+      throw invalid_argument_error(fmt::format("cannot restrict the tuning space to [{}]: it is outside the parameters' values",
+                                               c.to_string()));
+    // Violates a constraint (or, restricting again, is not a member already), or is repeated.
+    if (!is_valid(c) || !listed->keys.insert(c.key()).second) continue;
+    std::vector<std::size_t> idx(c.size());
+    for (std::size_t p = 0; p < c.size(); ++p) {
+      const auto& vals = m_parameters[p].values;
+      idx[p] = static_cast<std::size_t>(std::find(vals.begin(), vals.end(), c[p]) - vals.begin());
+    }
+    ordered.emplace_back(std::move(idx), &c);
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  listed->configs.reserve(ordered.size());
+  for (const auto& [idx, c] : ordered) listed->configs.push_back(Config(m_names, c->values()));
+  out.m_members = std::move(listed);
+  return out;
+}
+
+const std::vector<Config>* TuningSpace::members() const noexcept { return m_members ? &m_members->configs : nullptr; }
 
 }  // namespace gpuforecast

@@ -14,6 +14,7 @@
 #include "data/file_io.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/warning.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
 
@@ -44,15 +45,24 @@ std::string device_from_stem(const std::string& path, bool t4) {
   return name;
 }
 
-std::shared_ptr<const Device> resolve_device(const std::string& path, const std::string& device_name, bool t4) {
+// A GPU the registry does not know still loads (files from the wild name GPUs in many ways):
+// as a device with its name and no numbers, with one warning for the file.
+std::shared_ptr<const Device> resolve_device(const std::string& path, const std::string& device_name, bool t4,
+                                             std::vector<std::string>& warnings) {
   const bool from_file = !device_name.empty();
   const std::string name = from_file ? device_name : device_from_stem(path, t4);
   try {
     return find_device(name);
   } catch (const unknown_device_error& e) {
-    throw input_error(path, from_file ? "device_name" : "file name",
-                      fmt::format("{}{}", e.what(),
-                                  from_file ? "" : " (the file has no device_name, so its name was used)"));
+    std::string close;
+    for (const auto& c : e.get_close_names()) close += (close.empty() ? "" : ", ") + c;
+    std::string message = fmt::format(
+        "{}: device \"{}\"{} is not in the device table (closest: {}); read as a device without numbers, so "
+        "surrogates leave its device features out (add it from JSON: docs/devices.md)",
+        path, name, from_file ? "" : " (the file has no device_name, so its name was used)", close);
+    warn(message);
+    warnings.push_back(std::move(message));
+    return std::make_shared<const Device>(Device::unknown(name));
   }
 }
 
@@ -70,7 +80,7 @@ SpaceData from_cache(CacheFile&& f) {
   s.path = f.path;
   s.kernel = f.benchmark;
   s.kernel_name = f.kernel_name;
-  s.device = resolve_device(f.path, f.device_name, false);
+  s.device = resolve_device(f.path, f.device_name, false, s.warnings);
   s.problem_size = f.problem_size;
   s.space = std::move(f.space);
   s.observations.reserve(f.entries.size());
@@ -88,7 +98,7 @@ SpaceData from_t4(T4File&& f) {
   SpaceData s;
   s.path = f.path;
   s.kernel = data_detail::parent_folder_name(f.path);
-  s.device = resolve_device(f.path, "", true);
+  s.device = resolve_device(f.path, "", true, s.warnings);
   // T4 files carry no value lists: the values seen, ascending.
   ParameterNames names;
   if (!f.results.empty()) names = f.results.front().config.shared_names();

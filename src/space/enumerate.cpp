@@ -108,6 +108,7 @@ std::vector<std::uint32_t> indices_of(const TuningSpace& space, const Config& co
 }
 
 bool valid_indices(const TuningSpace& space, const Indices& idx) {
+  if (space.members()) return space.is_valid(to_config(space, idx));
   const auto& cc = compiled_constraints(space);
   if (!cc.constants_hold()) return false;
   const auto& params = space.parameters();
@@ -133,6 +134,7 @@ std::string index_key(const Indices& idx) {
 }  // namespace
 
 std::vector<Config> enumerate_valid(const TuningSpace& space) {
+  if (const auto* members = space.members()) return *members;
   std::vector<Config> out;
   walk_valid(space, [&](const Indices& idx) {
     out.push_back(to_config(space, idx));
@@ -148,6 +150,18 @@ std::vector<Config> sample_valid(const TuningSpace& space, std::size_t count, st
   if (total == 0) return out;
   Rng rng(seed);
   const auto& params = space.parameters();
+
+  // A restricted space lists its members: draw from the list (the product may be far larger).
+  if (const auto* members = space.members()) {
+    std::vector<std::size_t> order(members->size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const std::size_t take = std::min(count, order.size());
+    for (std::size_t i = 0; i < take; ++i) {
+      std::swap(order[i], order[i + static_cast<std::size_t>(rng.below(order.size() - i))]);
+      out.push_back((*members)[order[i]]);
+    }
+    return out;
+  }
 
   // Small spaces, or requests close to the whole space: enumerate and shuffle.
   constexpr std::uint64_t kEnumerateBelow = 1u << 16;

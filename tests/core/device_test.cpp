@@ -175,3 +175,58 @@ TEST_CASE("add replaces by name", "[device]") {
   empty.name = "NVIDIA";
   CHECK_THROWS_AS(reg.add(empty), invalid_argument_error);
 }
+
+TEST_CASE("names from public Kernel Tuner caches match after vendor, form factor and memory words", "[device]") {
+  const DeviceRegistry reg;
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"Tesla V100-PCIE-32GB", "V100-PCIE-32GB"},
+      {"Tesla V100-PCIE-16GB", "V100-PCIE-16GB"},
+      {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
+      {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},
+      {"Tesla P100-PCIE-12GB", "P100-PCIE-12GB"},
+      {"Tesla P100-PCIE-16GB", "P100-PCIE-16GB"},
+      {"Tesla P100-SXM2-16GB", "P100-SXM2-16GB"},
+      {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
+      {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"},
+      {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+      {"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"},
+      {"NVIDIA H100 PCIe", "H100-PCIE-80GB"},
+      {"Tesla T4", "T4"},
+      {"Tesla P40", "P40"},
+      {"NVIDIA A40", "A40"},
+      {"NVIDIA L40", "L40"},
+      {"nvidia   a100  pcie 40 GB", "A100-PCIE-40GB"},
+      // No board of that memory size: the family and form factor decide.
+      {"Tesla V100-PCIE-24GB", "V100-PCIE-32GB"},
+      {"NVIDIA H100-SXM5-94GB", "H100-SXM5-80GB"},
+      {"Tesla V100-FHHL-16GB", "V100-PCIE-16GB"},
+      {"Tesla V100-SXM3-32GB", "V100-SXM2-32GB"},
+  };
+  for (const auto& [query, canonical] : names) {
+    INFO(query);
+    const auto d = reg.try_find(query);
+    REQUIRE(d);
+    CHECK(d->name == canonical);
+  }
+  // What is left after the suffixes must still be a family: other chips stay unknown.
+  for (const char* other : {"Tesla V200-PCIE-32GB", "NVIDIA A100X", "RTX 3070 8GB", "Tesla", "80GB PCIe", "NVIDIA A10-PCIE"}) {
+    INFO(other);
+    if (std::string(other) == "NVIDIA A10-PCIE") {
+      CHECK(reg.try_find(other)->name == "A10");  // the family "a10" is A10, not A100
+      continue;
+    }
+    CHECK(reg.try_find(other) == nullptr);
+  }
+}
+
+TEST_CASE("an unknown device has a name, the vendor its name gives, and no numbers", "[device]") {
+  const Device d = Device::unknown("Tesla Z900-PCIE-64GB");
+  CHECK(d.name == "Tesla Z900-PCIE-64GB");
+  CHECK(d.vendor == "NVIDIA");
+  CHECK_FALSE(d.has_numbers());
+  CHECK(d.sm_arch().empty());
+  for (std::size_t i = 0; i + 1 < d.numeric_features().size(); ++i) CHECK(d.numeric_features()[i] == 0.0);
+  CHECK(Device::unknown("AMD Instinct MI999").vendor == "AMD");
+  CHECK(Device::unknown("Lab box 3").vendor.empty());
+  CHECK(find_device("T4")->has_numbers());
+}

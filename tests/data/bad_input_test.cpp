@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/warning.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t1.hpp"
@@ -205,19 +206,33 @@ TEST_CASE("times that are strings, negative or NaN") {
   expect_input_error([&] { (void)read_kernel_tuner_cache(inf); }, inf, "cache[\"16,1\"].time", "NaN and Infinity");
 }
 
-TEST_CASE("unknown devices name the file") {
+TEST_CASE("unknown devices load with a warning naming the file and the device") {
   Files f;
+  std::vector<std::string> warnings;
+  const auto previous = set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
   std::string text = good_cache();
   text.replace(text.find("NVIDIA A100-PCIE-40GB"), 21, "Imaginary GPU 9000");
   const auto p = f.write("imaginary.json", text);
   CHECK(read_kernel_tuner_cache(p).device_name == "Imaginary GPU 9000");  // the reader itself does not care
-  expect_input_error([&] { (void)load_space(p); }, p, "device_name", "Imaginary GPU 9000");
+  const SpaceData s = load_space(p);
+  CHECK(s.device->name == "Imaginary GPU 9000");
+  CHECK_FALSE(s.device->has_numbers());
+  CHECK(s.observations.size() == 3);
+  REQUIRE(warnings.size() == 1);  // once for the file, not once per entry
+  CHECK(s.warnings == warnings);
+  CHECK_THAT(warnings[0], Contains(p) && Contains("\"Imaginary GPU 9000\"") && Contains("not in the device table"));
   // No device_name: the file stem is the device.
+  warnings.clear();
   text.replace(text.find("Imaginary GPU 9000"), 18, "");
   const auto q = f.write("NoSuchGpu.json", text);
-  expect_input_error([&] { (void)load_space(q); }, q, "file name", "NoSuchGpu");
+  CHECK(load_space(q).device->name == "NoSuchGpu");
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Contains(q) && Contains("\"NoSuchGpu\"") && Contains("has no device_name"));
+  warnings.clear();
   const auto r = f.write("A4000.json", text);
   CHECK(load_space(r).device->name.find("A4000") != std::string::npos);
+  CHECK(warnings.empty());
+  set_warning_handler(previous);
 }
 
 TEST_CASE("parameter names after the cache still resolve") {

@@ -7,8 +7,11 @@
 #include <set>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/warning.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "data/temp_dir.hpp"
 #include "support/data.hpp"
+#include "support/wild_cache.hpp"
 
 using namespace gpuforecast;
 
@@ -137,4 +140,41 @@ TEST_CASE("split by device, kernel and group") {
   CHECK(!by_group.train.empty());
   CHECK_THROWS_AS(d.split_by_device("H100"), invalid_argument_error);
   CHECK_THROWS_AS(d.split_by_kernel("gemm"), invalid_argument_error);
+}
+
+TEST_CASE("files from the wild: a board named the public-cache way, and a GPU the table lacks") {
+  const test::TempDir dir;
+  const auto shared = test::cache_file("convolution_milo", "A4000");
+  const auto v100 = test::write_wild_cache(shared, dir.path() / "v100.json", "Tesla V100-PCIE-32GB").string();
+  const auto unknown = test::write_wild_cache(shared, dir.path() / "unknown.json", "Tesla Z900-PCIE-64GB").string();
+  std::vector<std::string> warnings;
+  const auto previous = set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
+  const std::vector<std::string> paths = {v100, unknown};
+  const Dataset d = Dataset::load(paths);
+  set_warning_handler(previous);
+
+  REQUIRE(d.spaces().size() == 2);
+  const SpaceData& known = d.spaces()[0];
+  const SpaceData& wild = d.spaces()[1];
+  CHECK(known.device->name == "V100-PCIE-32GB");
+  CHECK(known.device->has_numbers());
+  CHECK(known.warnings.empty());
+  CHECK(wild.device->name == "Tesla Z900-PCIE-64GB");
+  CHECK(wild.device->vendor == "NVIDIA");
+  CHECK_FALSE(wild.device->has_numbers());
+  // One warning, for the unknown file, naming it and the device.
+  REQUIRE(warnings.size() == 1);
+  CHECK(wild.warnings == warnings);
+  CHECK(warnings[0].find(unknown) != std::string::npos);
+  CHECK(warnings[0].find("\"Tesla Z900-PCIE-64GB\"") != std::string::npos);
+  // Everything else is the shared file's.
+  for (const SpaceData* s : {&known, &wild}) {
+    CHECK(s->observations.size() == 4362);
+    CHECK(s->valid_count() == 4201);
+    for (const auto& o : s->observations) REQUIRE(o.candidate.device == s->device);
+  }
+  // The unknown device's name still splits by device.
+  const auto split = d.split_by_device("tesla z900-pcie-64gb");
+  CHECK(split.test.size() == 4201);
+  CHECK(split.train.size() == 4201);
 }

@@ -165,3 +165,46 @@ TEST_CASE("constant and string constraints", "[enumerate]") {
   CHECK(all[2].key() == "col,2");
   CHECK(enumerate_valid(TuningSpace{}).empty());
 }
+
+TEST_CASE("a space restricted to listed configurations walks those only", "[enumerate]") {
+  const auto space = small_space();
+  // Listed out of order, one repeated, one violating x != y.
+  const std::vector<Config> listed = {space.make_config({4, 1}), space.make_config({2, 1}), space.make_config({1, 1}),
+                                      space.make_config({2, 1}), space.make_config({1, 3})};
+  const TuningSpace r = space.restricted_to(listed);
+  REQUIRE(r.members() != nullptr);
+  CHECK(space.members() == nullptr);
+  const auto all = enumerate_valid(r);
+  REQUIRE(all.size() == 3);  // enumeration order, (1,1) violates the constraint
+  CHECK(all[0].key() == "1,3");
+  CHECK(all[1].key() == "2,1");
+  CHECK(all[2].key() == "4,1");
+  CHECK(r.is_valid(space.make_config({2, 1})));
+  CHECK_FALSE(r.is_valid(space.make_config({3, 1})));  // valid in the product, not listed
+  CHECK_FALSE(r.is_valid(space.make_config({1, 1})));
+  CHECK(r.cartesian_size() == space.cartesian_size());
+
+  const auto a = sample_valid(r, 10, 7);
+  CHECK(a.size() == 3);
+  CHECK(sample_valid(r, 2, 7).size() == 2);
+  for (const auto& c : sample_valid(r, 2, 7)) CHECK(r.is_valid(c));
+  CHECK(sample_valid(r, 2, 7)[0].key() == sample_valid(r, 2, 7)[0].key());
+  // Neighbours stay inside the list: of (2,1)'s valid neighbours in the product, (3,1), (4,1)
+  // and (2,3), only (4,1) is listed, and it is not adjacent.
+  CHECK(adjacent_neighbours(r, space.make_config({2, 1})).empty());
+  const auto ham = hamming_neighbours(r, space.make_config({2, 1}));
+  REQUIRE(ham.size() == 1);
+  CHECK(ham[0].key() == "4,1");
+
+  // Restricting again keeps only what both lists hold.
+  const auto again = r.restricted_to(std::vector<Config>{space.make_config({4, 1}), space.make_config({3, 1})});
+  REQUIRE(enumerate_valid(again).size() == 1);
+  CHECK(enumerate_valid(again)[0].key() == "4,1");
+
+  try {
+    (void)space.restricted_to(std::vector<Config>{space.make_config({9, 1})});
+    FAIL("no error");
+  } catch (const invalid_argument_error& e) {
+    CHECK(std::string(e.what()).find("x=9") != std::string::npos);
+  }
+}

@@ -3,9 +3,13 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/core/warning.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
+#include "gpuforecast/surrogate/feature_encoder.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
+#include "support/wild_cache.hpp"
+#include "data/temp_dir.hpp"
 
 using namespace gpuforecast;
 
@@ -34,4 +38,23 @@ TEST_CASE("transfer to an unseen device: A4000 from A6000 with 20 target points"
   CHECK(run.scores.spearman > 0.6);  // same-vendor devices agree strongly in this data
   const EvaluationRun runs[] = {run, run};
   CHECK(mean_run(runs).scores.spearman == Approx(run.scores.spearman));
+}
+
+TEST_CASE("interpolation within a device the table lacks: its device features are missing, forecasts work", "[data]") {
+  const test::TempDir dir;
+  const auto path = test::write_wild_cache(test::cache_file("dedispersion_milo", "A100"), dir.path() / "wild.json",
+                                           "Imaginary GPU 9000");
+  std::size_t warnings = 0;
+  const auto previous = set_warning_handler([&](const std::string&) { ++warnings; });
+  const auto wild = load_space(path.string());
+  set_warning_handler(previous);
+  CHECK(warnings == 1);
+  // The encoder sees the unknown device exactly as a candidate without a device.
+  CHECK(FeatureEncoder::device_features(wild.device.get()) == FeatureEncoder::device_features(nullptr) );
+  const auto shared = load_space(test::cache_file("dedispersion_milo", "A100").string());
+  const SurrogateFactory ridge = [](std::uint64_t seed) { return make_surrogate("ridge", seed); };
+  const auto run = evaluate_interpolation(wild, "ridge", ridge, 0.05, 1);
+  CHECK(run.scores.spearman > 0.5);
+  // Within one device the device features are constant: the same scores as with the A100's numbers.
+  CHECK(run.scores.spearman == Approx(evaluate_interpolation(shared, "ridge", ridge, 0.05, 1).scores.spearman));
 }

@@ -45,7 +45,9 @@ void print_info(const gpuforecast::SpaceData& s) {
   fmt::print("{}\n", s.path);
   fmt::print("  kernel      {}{}\n", s.kernel, s.kernel_name.empty() ? "" : fmt::format(" (entry point {})", s.kernel_name));
   fmt::print("  device      {}{}\n", s.device ? s.device->name : "?",
-             s.device ? fmt::format(" ({} {})", s.device->vendor, s.device->architecture) : "");
+             !s.device                 ? ""
+             : s.device->has_numbers() ? fmt::format(" ({} {})", s.device->vendor, s.device->architecture)
+                                       : " (not in the device table: no numbers)");
   std::vector<std::string> names;
   for (const auto& p : s.space.parameters()) names.push_back(fmt::format("{}[{}]", p.name, p.values.size()));
   fmt::print("  parameters  {}: {}\n", names.size(), join(names, ", "));

@@ -32,6 +32,7 @@ namespace {
 struct SearchArgs {
   std::string replay;
   std::string t1;
+  std::string space = "auto";
   std::string kernel;
   std::string strategy = "surrogate";
   std::string model;
@@ -97,7 +98,7 @@ using gpuforecast::detail::split_list;
 void run_replay(const SearchArgs& a) {
   using namespace gpuforecast;
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
-  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1));
+  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
   const auto strategies = split_list(a.strategy);
   if (strategies.empty()) throw invalid_argument_error("--strategy: give at least one strategy");
 
@@ -173,6 +174,7 @@ void run_replay(const SearchArgs& a) {
     j["replay"] = a.replay;
     j["kernel"] = data->kernel;
     j["device"] = data->device ? data->device->name : std::string{};
+    j["space"] = describe_replay_space(*data);
     j["model"] = a.model;
     j["seeds"] = a.seeds;
     j["optimum_ms"] = optimum;
@@ -189,8 +191,8 @@ void run_replay(const SearchArgs& a) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{} ({}), optimum {:.4g} ms, {} seeds\n", data->kernel, data->device ? data->device->name : a.replay,
-             optimum, a.seeds);
+  fmt::print("{} ({}), space {}, optimum {:.4g} ms, {} seeds\n", data->kernel,
+             data->device ? data->device->name : a.replay, describe_replay_space(*data), optimum, a.seeds);
   fmt::print("fraction of optimum = best time in the data / stored time of the best configuration measured\n");
   std::string header = fmt::format("{:>13}", "measurements");
   for (const auto& o : outcomes) header += fmt::format(" {:>28}", fmt::format("{} mean ±se (p10)", o.name));
@@ -304,6 +306,12 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   auto* kernel = cmd->add_option("--kernel", args->kernel, "T1 kernel spec to tune live on the GPU");
   replay->excludes(kernel);
   cmd->add_option("--t1", args->t1, "T1 file whose Conditions constrain the replayed space (found next to the data by default)");
+  cmd->add_option("--space", args->space,
+                  "replay: configurations a strategy may propose: t1 (the T1 file's Conditions), cached (those stored with "
+                  "a valid time, Kernel Tuner's tune_cache), cartesian (every combination; missing ones charged as "
+                  "failed), auto (t1 when a T1 file is found, else cached)")
+      ->capture_default_str()
+      ->needs(replay);
   std::string names;
   for (const auto& n : gpuforecast::strategy_names()) names += (names.empty() ? "" : "|") + n;
   cmd->add_option("--strategy", args->strategy, names + " (several, comma-separated, run side by side)")

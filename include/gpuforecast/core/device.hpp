@@ -26,6 +26,12 @@ struct Device {
   double peak_fp32_tflops = 0;
   std::vector<std::string> aliases;      // names used in dataset files, matched case-insensitively
 
+  // A device the registry does not know (a file from the wild): its name as written, the
+  // vendor when the name starts with one ("NVIDIA", "Tesla", "AMD", ...), and no numbers, so
+  // that surrogates treat its numbers as missing (0, as for a candidate without a device).
+  [[nodiscard]] static Device unknown(std::string name);
+  // False for an unknown() device: nothing is known about it but its name.
+  [[nodiscard]] bool has_numbers() const noexcept;
   // "sm_80" etc. for NVIDIA devices; empty for others.
   [[nodiscard]] std::string sm_arch() const;
   // The numbers above in a fixed order (for surrogates); names in `numeric_feature_names()`.
@@ -34,7 +40,10 @@ struct Device {
 };
 
 // The built-in table plus what users added. Lookups normalise case, spaces, '-' and '_',
-// and drop a leading vendor word ("NVIDIA RTX A4000" finds "RTX A4000").
+// and drop a leading vendor word ("NVIDIA RTX A4000" finds "RTX A4000"). A name that matches
+// no device that way is matched by its family, without form factor and memory words
+// ("Tesla V100-PCIE-32GB", "A100 80GB PCIe"): the device of that family whose form factor,
+// then memory size, agree (see docs/devices.md).
 class DeviceRegistry {
  public:
   // The process-wide registry, initialised with the built-in table.
@@ -53,6 +62,7 @@ class DeviceRegistry {
   void add_from_json(const std::string& path);
 
  private:
+  [[nodiscard]] std::shared_ptr<const Device> find_by_family(std::string_view name) const;
   std::vector<std::shared_ptr<const Device>> m_devices;
 };
 

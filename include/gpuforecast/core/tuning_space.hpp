@@ -2,6 +2,7 @@
 // Named tunable parameters with value lists, plus constraint expressions (T1 `Conditions`).
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Parameter {
 
 namespace detail {
 struct CompiledConstraints;  // space/ compiles the expressions once; see src/space/
+struct ListedConfigs;        // the member list of a restricted space
 }
 
 class TuningSpace {
@@ -39,11 +41,22 @@ class TuningSpace {
   // Makes a Config of this space from values in parameter order.
   [[nodiscard]] Config make_config(std::vector<Value> values) const;
 
+  // This space, restricted to the listed configurations: is_valid() holds for a member that
+  // also satisfies the constraints, and for nothing else. This is Kernel Tuner's tune_cache
+  // space (the configurations a cache holds with a valid time), for data whose constraints are
+  // not known. Restricting a restricted space keeps what both lists hold. Throws
+  // invalid_argument_error naming a member that is outside the parameters.
+  [[nodiscard]] TuningSpace restricted_to(std::span<const Config> members) const;
+  // The valid members of a restricted space, in enumeration order (first parameter slowest);
+  // nullptr when the space is not restricted.
+  [[nodiscard]] const std::vector<Config>* members() const noexcept;
+
  private:
   std::vector<Parameter> m_parameters;
   std::vector<std::string> m_constraints;
   ParameterNames m_names;
   std::shared_ptr<const detail::CompiledConstraints> m_compiled;
+  std::shared_ptr<const detail::ListedConfigs> m_members;
   friend const detail::CompiledConstraints& compiled_constraints(const TuningSpace&);
 };
 

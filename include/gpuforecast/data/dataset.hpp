@@ -21,6 +21,9 @@ struct SpaceData {
   std::vector<std::int64_t> problem_size;
   TuningSpace space;   // parameters (+ constraints when a T1 file was attached)
   std::vector<Observation> observations;  // every entry, failed ones included, file order
+  // What reading the file warned about (also passed to gpuforecast::warn), e.g. a device not in
+  // the device table, which is then a Device::unknown() with no numbers.
+  std::vector<std::string> warnings;
 
   [[nodiscard]] std::size_t valid_count() const;
   // Fastest median among ok observations; throws if none.
@@ -31,7 +34,8 @@ class Dataset {
  public:
   Dataset() = default;
   // Reads Kernel Tuner cache files (.json/.json.gz) and T4 files (detected by content).
-  // Device from the file's device_name, or the file stem when that is empty (MI250X.json.gz).
+  // Device from the file's device_name, or the file stem when that is empty (MI250X.json.gz);
+  // a device not in the registry loads as Device::unknown(name), with a warning for the file.
   static Dataset load(std::span<const std::string> paths);
   void add(SpaceData space);
 
