@@ -26,7 +26,7 @@ const OptionsTable<SurrogateFilteredOptions>& surrogate_filtered_options_table()
 namespace {
 
 // A model that forecasts from the first round (pre-trained on other devices or kernels). Measured
-// on seeds 1-20 and held-out seeds (docs/search.md):
+// on seeds 1-20 and held-out seeds (docs/results/2026-12-01-search-optimistic-forest.md):
 SurrogateFilteredOptions pretrained_preset() {
   SurrogateFilteredOptions o;
   // Its forecast best configurations that differ pairwise in 3 or more parameters, from (nearly)
