@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/runtime/detail/driver_api.hpp"
 #include "runtime/serialization.hpp"
 #include "runtime/worker_process.hpp"
 
