@@ -16,7 +16,6 @@
 #include "gpuforecast/runtime/kernel_arguments.hpp"
 #include "gpuforecast/runtime/launch_geometry.hpp"
 #include "runtime/device_executor.hpp"
-#include "runtime/serialization.hpp"
 #include "runtime/worker_process.hpp"
 
 namespace gpuforecast {
