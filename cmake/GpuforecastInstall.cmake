@@ -10,7 +10,11 @@ install(TARGETS ${_targets} EXPORT gpuforecastTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpuforecast DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# detail/ folders hold the library's own seams (the driver table tests replace, the measurement
+# loop): shared by src/ and tests/, never installed, so no installed header declares a test seam
+# (tests/cmake/check_installed_headers.cmake checks the installed tree).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpuforecast DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN detail EXCLUDE)
 install(EXPORT gpuforecastTargets NAMESPACE gpuforecast:: DESTINATION ${GPUFORECAST_INSTALL_CMAKEDIR})
 export(EXPORT gpuforecastTargets NAMESPACE gpuforecast:: FILE ${PROJECT_BINARY_DIR}/gpuforecastTargets.cmake)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpuforecast-config.cmake.in

@@ -5,7 +5,6 @@
 #include "gpuforecast/runtime/compiled_kernel.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #include "gpuforecast/runtime/cuda_devices.hpp"
-#include "gpuforecast/runtime/driver_api.hpp"
 #include "gpuforecast/runtime/fixed_count_criterion.hpp"
 #include "gpuforecast/runtime/kernel_arguments.hpp"
 #include "gpuforecast/runtime/launch_geometry.hpp"

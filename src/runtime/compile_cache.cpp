@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "runtime/serialization.hpp"
+#include "gpuforecast/surrogate/archive.hpp"
 
 namespace gpuforecast {
 
@@ -112,7 +112,7 @@ std::size_t CompileCache::disk_hits() const { std::lock_guard lock(m_mutex); ret
 std::size_t CompileCache::misses() const { std::lock_guard lock(m_mutex); return m_misses; }
 
 std::string CompileCache::serialize(const CompiledKernel& k) {
-  detail::ByteWriter w;
+  ArchiveWriter w;
   w.str(kMagic);
   w.u64(kVersion);
   w.u64(k.ok ? 1 : 0);
@@ -123,14 +123,14 @@ std::string CompileCache::serialize(const CompiledKernel& k) {
   w.str(k.ptx);
   w.str(k.lowered_name);
   w.f64(k.compile_ms);
-  w.features(k.features);
+  w.f64_map(k.features);
   w.str(k.key);
-  return std::move(w.bytes());
+  return w.release();
 }
 
 std::shared_ptr<CompiledKernel> CompileCache::deserialize(const std::string& bytes) {
   try {
-    detail::ByteReader r(bytes);
+    ArchiveReader r(bytes, "compile cache entry");
     if (r.str() != kMagic || r.u64() != kVersion) return nullptr;
     auto k = std::make_shared<CompiledKernel>();
     k->ok = r.u64() != 0;
@@ -141,9 +141,9 @@ std::shared_ptr<CompiledKernel> CompileCache::deserialize(const std::string& byt
     k->ptx = r.str();
     k->lowered_name = r.str();
     k->compile_ms = r.f64();
-    k->features = r.features();
+    k->features = r.f64_map();
     k->key = r.str();
-    if (!r.done()) return nullptr;
+    if (!r.at_end()) return nullptr;
     return k;
   } catch (const std::exception&) {
     return nullptr;

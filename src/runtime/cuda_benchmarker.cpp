@@ -12,11 +12,10 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/compile_pool.hpp"
 #include "gpuforecast/runtime/cuda_devices.hpp"
-#include "gpuforecast/runtime/driver_api.hpp"
+#include "gpuforecast/runtime/detail/driver_api.hpp"
 #include "gpuforecast/runtime/kernel_arguments.hpp"
 #include "gpuforecast/runtime/launch_geometry.hpp"
 #include "runtime/device_executor.hpp"
-#include "runtime/serialization.hpp"
 #include "runtime/worker_process.hpp"
 
 namespace gpuforecast {

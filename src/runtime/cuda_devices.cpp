@@ -4,7 +4,8 @@
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
-#include "runtime/serialization.hpp"
+#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "gpuforecast/surrogate/archive.hpp"
 #include "runtime/worker_process.hpp"
 
 namespace gpuforecast {
@@ -90,7 +91,7 @@ std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api) {
 
 namespace {
 std::string serialize_devices(const std::vector<Device>& devices) {
-  detail::ByteWriter w;
+  ArchiveWriter w;
   w.u64(devices.size());
   for (const auto& d : devices) {
     w.str(d.name), w.str(d.vendor), w.str(d.architecture);
@@ -101,11 +102,11 @@ std::string serialize_devices(const std::vector<Device>& devices) {
     w.u64(d.aliases.size());
     for (const auto& a : d.aliases) w.str(a);
   }
-  return std::move(w.bytes());
+  return w.release();
 }
 
 std::vector<Device> deserialize_devices(const std::string& bytes) {
-  detail::ByteReader r(bytes);
+  ArchiveReader r(bytes, "device list message");
   std::vector<Device> out(r.u64());
   for (auto& d : out) {
     d.name = r.str(), d.vendor = r.str(), d.architecture = r.str();

@@ -9,15 +9,15 @@
 
 #include "gpuforecast/runtime/detail/measurement_loop.hpp"
 #include "gpuforecast/runtime/sample_error.hpp"
+#include "gpuforecast/surrogate/archive.hpp"
 #include "runtime/cupti_timer.hpp"
-#include "runtime/serialization.hpp"
 
 namespace gpuforecast::detail {
 
 // ---- serialisation of jobs and results (the worker protocol) ----
 
 std::string serialize(const Job& j) {
-  ByteWriter w;
+  ArchiveWriter w;
   w.u64(static_cast<std::uint64_t>(j.kind));
   w.str(j.image);
   w.str(j.lowered_name);
@@ -32,13 +32,13 @@ std::string serialize(const Job& j) {
   }
   w.u64(j.seed), w.u64(j.verify), w.f64(j.atol), w.f64(j.rtol);
   w.str(j.criterion);
-  w.features(j.criterion_params);
+  w.f64_map(j.criterion_params);
   w.i64(j.warmup), w.u64(j.flush_l2);
-  return std::move(w.bytes());
+  return w.release();
 }
 
 Job deserialize_job(const std::string& bytes) {
-  ByteReader r(bytes);
+  ArchiveReader r(bytes, "benchmark job message");
   Job j;
   j.kind = static_cast<Job::Kind>(r.u64());
   j.image = r.str();
@@ -54,26 +54,26 @@ Job deserialize_job(const std::string& bytes) {
   }
   j.seed = r.u64(), j.verify = r.u64() != 0, j.atol = r.f64(), j.rtol = r.f64();
   j.criterion = r.str();
-  j.criterion_params = r.features();
+  j.criterion_params = r.f64_map();
   j.warmup = r.i64(), j.flush_l2 = r.u64() != 0;
   return j;
 }
 
 std::string serialize(const Measurement& m) {
-  ByteWriter w;
+  ArchiveWriter w;
   w.u64(static_cast<std::uint64_t>(m.status));
-  w.doubles(m.samples_ms);
+  w.f64s(m.samples_ms);
   w.f64(m.median_ms), w.f64(m.ci_low_ms), w.f64(m.ci_high_ms), w.f64(m.compile_ms), w.f64(m.benchmark_ms),
       w.f64(m.cost_s);
   w.str(m.reason), w.str(m.log);
-  return std::move(w.bytes());
+  return w.release();
 }
 
 Measurement deserialize_measurement(const std::string& bytes) {
-  ByteReader r(bytes);
+  ArchiveReader r(bytes, "worker measurement message");
   Measurement m;
   m.status = static_cast<Status>(r.u64());
-  m.samples_ms = r.doubles();
+  m.samples_ms = r.f64s();
   m.median_ms = r.f64(), m.ci_low_ms = r.f64(), m.ci_high_ms = r.f64(), m.compile_ms = r.f64(),
   m.benchmark_ms = r.f64(), m.cost_s = r.f64();
   m.reason = r.str(), m.log = r.str();

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/runtime/driver_api.hpp"
+#include "gpuforecast/runtime/detail/driver_api.hpp"
 #include "gpuforecast/runtime/kernel_arguments.hpp"
 #include "gpuforecast/runtime/launch_geometry.hpp"
 #include "gpuforecast/runtime/stopping_criterion.hpp"

@@ -132,17 +132,28 @@ std::string describe_exit(int status) {
 // The spawner is the workers' parent: it forks them, hands back their socket (SCM_RIGHTS) and
 // reaps them on request. It exits when this process closes its socket (on exit, at the latest).
 
-bool send_fd(int socket, int fd, const std::string& payload) {
-  std::uint64_t n = payload.size();
-  if (!write_all(socket, &n, sizeof n)) return false;
-  char byte = 'F';
+// One byte of data with room for one descriptor: the message both ends of SCM_RIGHTS agree on.
+// It points into itself, so it stays where it was made.
+struct FdMessage {
+  explicit FdMessage(char b) : byte(b) {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+  char byte;
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+};
+
+bool send_fd(int socket, int fd, const std::string& payload) {
+  std::uint64_t n = payload.size();
+  if (!write_all(socket, &n, sizeof n)) return false;
+  FdMessage m('F');
+  msghdr& msg = m.msg;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -157,14 +168,8 @@ bool send_fd(int socket, int fd, const std::string& payload) {
 bool receive_fd(int socket, int& fd, std::string& payload) {
   std::uint64_t n = 0;
   if (!read_all(socket, &n, sizeof n) || n > 4096) return false;
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  FdMessage m(0);
+  msghdr& msg = m.msg;
   ssize_t r;
   do r = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);

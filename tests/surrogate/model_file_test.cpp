@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
@@ -49,6 +50,24 @@ TEST_CASE("archive: round trip and bounds-checked reads") {
   huge.u64(1ull << 60);
   ArchiveReader h(huge.data(), "huge.gfm");
   CHECK_THROWS_AS(h.f64s(), model_file_error);
+}
+
+TEST_CASE("archive: named values and moving the bytes out (compile cache, worker messages)") {
+  ArchiveWriter w;
+  w.f64_map({{"registers", 32}, {"shared_bytes", 4096.5}, {"", -1}});
+  w.u64(9);
+  const std::string bytes = w.release();
+  CHECK(w.data().empty());
+  ArchiveReader r(bytes, "worker message");
+  CHECK(r.f64_map() == std::map<std::string, double>{{"", -1}, {"registers", 32}, {"shared_bytes", 4096.5}});
+  CHECK(r.u64() == 9);
+  CHECK(r.at_end());
+  // A count that cannot fit in what is left is refused before any entry is read.
+  ArchiveWriter bad;
+  bad.u64(1000);
+  bad.str("x");
+  ArchiveReader b(bad.data(), "job message");
+  CHECK_THROWS_WITH(b.f64_map(), Catch::Contains("job message") && Catch::Contains("map of 1000 entries"));
 }
 
 TEST_CASE("model file: sections round trip through a file") {

@@ -20,11 +20,8 @@
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
-#if __has_include("eval_selective.hpp")
 #include "eval_selective.hpp"
 #include "surrogate/evaluation_json.hpp"
-#define GPUFORECAST_HAVE_SELECTIVE_EVAL 1
-#endif
 
 namespace {
 
@@ -56,7 +53,6 @@ void print_row(const std::string& label, const gpuforecast::EvaluationRun& m) {
 
 void run(const EvalArgs& a) {
   using namespace gpuforecast;
-#if GPUFORECAST_HAVE_SELECTIVE_EVAL
   if (a.selective) {
     if (a.model.empty()) throw invalid_argument_error("eval --selective needs --model");
     if (a.data.empty()) throw invalid_argument_error("eval --selective needs --data (held-out measurements)");
@@ -73,9 +69,6 @@ void run(const EvalArgs& a) {
     cli::run_selective_eval(s);
     return;
   }
-#else
-  if (a.selective) throw invalid_argument_error("eval --selective is not in this build");
-#endif
   detail::ensure_passive_openmp_wait();
   const std::vector<std::string> surrogates = a.surrogates.empty() ? surrogate_names() : a.surrogates;
   for (const auto& s : surrogates) (void)make_surrogate(s, 0);  // unknown names fail before any work

@@ -4,10 +4,12 @@
 //   void update(std::span<const Observation>)  learn from the round's new measurements
 //   bool ready() const                          false while it cannot forecast yet (an online
 //                                               model that has seen too little); default true
+#include <concepts>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 
 namespace gpuforecast {
@@ -17,6 +19,13 @@ class SelectiveModel {
   SelectiveModel() = default;
   template <SelectivePredictor P>
   SelectiveModel(P predictor) : m_self(std::make_shared<Model<P>>(std::move(predictor))) {}  // NOLINT: implicit
+  // Any other type stops here with a readable message (core/concept_checks.hpp). Explicit, so it
+  // never takes part in implicit conversions.
+  template <class P>
+    requires(!SelectivePredictor<P> && !std::same_as<P, SelectiveModel>)
+  explicit SelectiveModel(P) {
+    check_selective_predictor<P>();
+  }
 
   [[nodiscard]] bool empty() const noexcept { return !m_self; }
   [[nodiscard]] std::vector<Decision> decide(std::span<const Candidate> c) { return m_self->decide(c); }

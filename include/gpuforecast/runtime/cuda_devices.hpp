@@ -6,14 +6,11 @@
 #include <vector>
 
 #include "gpuforecast/core/device.hpp"
-#include "gpuforecast/runtime/driver_api.hpp"
 
 namespace gpuforecast {
 
-// Device i of the result is driver ordinal i. Throws cuda_error when a query fails.
-[[nodiscard]] std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api);
-
-// Through driver::driver(); throws cuda_error("no CUDA driver found: ...") without a driver.
+// Device i of the result is driver ordinal i. Throws cuda_error("no CUDA driver found: ...")
+// without a driver, and cuda_error when a query fails.
 // Unless this process already uses CUDA, a short-lived child process asks the driver, so that
 // listing the GPUs does not stop this process from forking benchmark workers.
 [[nodiscard]] std::vector<Device> enumerate_cuda_devices();

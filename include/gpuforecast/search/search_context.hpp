@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/search/budget.hpp"
@@ -35,11 +36,11 @@ class SearchContext {
  public:
   // `prototype` gives kernel, device, problem size and spec of every candidate; its config is
   // replaced by the configs the strategy asks for. The benchmarker is kept (moved) inside.
-  template <Benchmarker B>
+  // B must model Benchmarker; another type is told what it lacks (core/concept_checks.hpp).
+  template <class B>
   SearchContext(TuningSpace space, Candidate prototype, B benchmarker, Budget budget,
                 SearchContextOptions options = {})
-      : SearchContext(std::move(space), std::move(prototype),
-                      std::make_unique<BenchmarkerModel<B>>(std::move(benchmarker)), budget,
+      : SearchContext(std::move(space), std::move(prototype), erase_benchmarker(std::move(benchmarker)), budget,
                       std::move(options)) {}
   ~SearchContext();
   SearchContext(const SearchContext&) = delete;
@@ -96,6 +97,11 @@ class SearchContext {
     std::vector<Measurement> measure(std::span<const Candidate> c) override { return value.measure(c); }
     B value;
   };
+  template <class B>
+  static std::unique_ptr<BenchmarkerConcept> erase_benchmarker(B b) {
+    if constexpr (check_benchmarker<B>()) return std::make_unique<BenchmarkerModel<B>>(std::move(b));
+    else return nullptr;  // not reached: the check stops the build with its message
+  }
   SearchContext(TuningSpace space, Candidate prototype, std::unique_ptr<BenchmarkerConcept> benchmarker,
                 Budget budget, SearchContextOptions options);
   void measure_batch(std::span<const Config> configs, std::span<const std::size_t> positions,

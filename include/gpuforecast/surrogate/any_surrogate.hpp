@@ -1,11 +1,13 @@
 #pragma once
 // Type-erased surrogate for the CLI, model files and bindings. Generic code should template on
 // the Surrogate concept instead; this wrapper is for when the type is chosen at run time.
+#include <concepts>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 
@@ -26,11 +28,34 @@ concept PersistentSurrogate = Surrogate<S> && requires(S s, const S cs, std::spa
   { S::load(r) } -> std::same_as<S>;
 };
 
+// One readable message per PersistentSurrogate requirement a type misses (core/concept_checks.hpp).
+template <class S>
+constexpr bool check_persistent_surrogate() {
+  check_surrogate<S>();
+  static_assert(requires(S s, std::span<const Observation> o) { s.fit(o); },
+                "PersistentSurrogate: the type needs a member fit(std::span<const Observation>) that trains "
+                "from scratch");
+  static_assert(requires(const S s) { { s.kind() } -> std::convertible_to<std::string>; },
+                "PersistentSurrogate: the type needs a const member kind() returning its name as a string");
+  static_assert(requires(const S s, ArchiveWriter& w) { s.save(w); },
+                "PersistentSurrogate: the type needs a const member save(ArchiveWriter&)");
+  static_assert(requires(ArchiveReader& r) { { S::load(r) } -> std::same_as<S>; },
+                "PersistentSurrogate: the type needs a static member load(ArchiveReader&) returning the type");
+  return PersistentSurrogate<S>;
+}
+
 class AnySurrogate {
  public:
   AnySurrogate() = default;
   template <PersistentSurrogate S>
   AnySurrogate(S s) : m_self(std::make_shared<Model<S>>(std::move(s))) {}  // NOLINT: implicit
+  // Any other type stops here with one message per missing member, instead of a list of
+  // unsatisfied constraints. Explicit, so it never takes part in implicit conversions.
+  template <class S>
+    requires(!PersistentSurrogate<S> && !std::same_as<S, AnySurrogate>)
+  explicit AnySurrogate(S) {
+    check_persistent_surrogate<S>();
+  }
 
   [[nodiscard]] bool empty() const noexcept { return !m_self; }
   // predict() is const and safe to call from many threads at once; fit/update are not.

@@ -1,9 +1,13 @@
 #pragma once
-// Little-endian binary archive used inside model files. Reads are bounds-checked: a truncated or
-// corrupted payload raises model_file_error naming the file and offset, never a crash.
+// Little-endian binary archive: the one byte format of the library. Model files and their
+// sections (surrogates, calibrators) use it, and so do the compile cache files and the messages
+// between the CUDA benchmarker and its worker processes. Reads are bounds-checked: a truncated
+// or corrupted payload raises model_file_error naming the origin and offset, never a crash.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuforecast {
@@ -18,7 +22,10 @@ class ArchiveWriter {
   void f64s(const std::vector<double>& v);
   void str(std::string_view s);
   void bytes(std::string_view b);  // length-prefixed blob (e.g. a nested archive)
+  void f64_map(const std::map<std::string, double>& m);  // count, then name and value pairs
   [[nodiscard]] const std::string& data() const noexcept { return m_data; }
+  // Moves the bytes out (the writer is left empty): for messages sent once.
+  [[nodiscard]] std::string release() noexcept { return std::move(m_data); }
 
  private:
   std::string m_data;
@@ -36,6 +43,7 @@ class ArchiveReader {
   std::vector<double> f64s();
   std::string str();
   std::string bytes();
+  std::map<std::string, double> f64_map();
   [[nodiscard]] bool at_end() const noexcept { return m_pos == m_data.size(); }
   [[nodiscard]] std::size_t position() const noexcept { return m_pos; }
   [[nodiscard]] const std::string& origin() const noexcept { return m_origin; }

@@ -44,6 +44,14 @@ void ArchiveWriter::str(std::string_view s) {
 
 void ArchiveWriter::bytes(std::string_view b) { str(b); }
 
+void ArchiveWriter::f64_map(const std::map<std::string, double>& m) {
+  u64(m.size());
+  for (const auto& [name, value] : m) {
+    str(name);
+    f64(value);
+  }
+}
+
 ArchiveReader::ArchiveReader(std::string_view data, std::string origin) : m_data(data), m_origin(std::move(origin)) {}
 
 void ArchiveReader::fail(const std::string& message) const {
@@ -114,5 +122,18 @@ std::string ArchiveReader::str() {
 }
 
 std::string ArchiveReader::bytes() { return str(); }
+
+std::map<std::string, double> ArchiveReader::f64_map() {
+  const std::uint64_t n = u64();
+  // Each entry takes at least 16 bytes (an empty name's length and the value).
+  if (n > (m_data.size() - m_pos) / 16)
+    fail(fmt::format("truncated or corrupted: map of {} entries exceeds the {} bytes left", n, m_data.size() - m_pos));
+  std::map<std::string, double> m;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string name = str();
+    m[std::move(name)] = f64();
+  }
+  return m;
+}
 
 }  // namespace gpuforecast

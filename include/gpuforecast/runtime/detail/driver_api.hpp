@@ -1,4 +1,5 @@
 #pragma once
+// Not installed: the runtime's own seam to the driver, and tests' way in (see the install rules).
 // The CUDA driver entry points the runtime uses, as a table of function pointers. The real
 // table is filled from libcuda.so.1, opened with dlopen and resolved through cuGetProcAddress
 // (the driver is never linked). Tests install a fake table to exercise failure paths on
@@ -7,6 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "gpuforecast/core/device.hpp"
 
 namespace gpuforecast::driver {
 
@@ -96,3 +100,11 @@ void set_driver_for_testing(const DriverApi* api);
 [[nodiscard]] bool is_sticky(Result r) noexcept;
 
 }  // namespace gpuforecast::driver
+
+namespace gpuforecast {
+
+// enumerate_cuda_devices() read through a given table (a fake one in tests). Device i of the
+// result is driver ordinal i. Throws cuda_error when a query fails.
+[[nodiscard]] std::vector<Device> enumerate_cuda_devices(const driver::DriverApi& api);
+
+}  // namespace gpuforecast
