@@ -5,6 +5,9 @@ set(_targets gpuforecast)
 if(TARGET gpuforecast_cuda)
   list(APPEND _targets gpuforecast_cuda)
 endif()
+if(TARGET gpuforecast_transformer)
+  list(APPEND _targets gpuforecast_transformer)  # installed beside libgpuforecast.so, which loads it
+endif()
 install(TARGETS ${_targets} EXPORT gpuforecastTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

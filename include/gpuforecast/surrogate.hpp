@@ -11,5 +11,6 @@
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/ridge.hpp"
+#include "gpuforecast/surrogate/surrogate_kind.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"

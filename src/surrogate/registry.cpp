@@ -13,10 +13,10 @@
 #include "gpuforecast/surrogate/knn.hpp"
 #include "gpuforecast/surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/ridge.hpp"
+#include "gpuforecast/surrogate/surrogate_kind.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
-#if GPUFORECAST_HAVE_TORCH
-#include "gpuforecast/surrogate/transformer.hpp"
-#endif
+#include "surrogate/surrogate_kind_table.hpp"
+#include "surrogate/transformer_plugin.hpp"
 
 namespace gpuforecast {
 
@@ -36,6 +36,16 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+// A registered kind; "transformer" loads libgpuforecast_transformer.so first when needed, and
+// throws a clear error naming the library when that fails.
+std::optional<SurrogateKind> find_kind(std::string_view name) {
+  if (auto kind = detail::find_surrogate_kind(name)) return kind;
+  if (name != detail::transformer_kind) return std::nullopt;
+  if (const auto why = detail::load_transformer_library(); !why.empty())
+    throw error(fmt::format("the \"transformer\" surrogate {}", detail::transformer_library_missing(why)));
+  return detail::find_surrogate_kind(name);
 }
 
 AnySurrogate make_ensemble(const EnsembleRecipe& recipe, std::uint64_t seed) {
@@ -76,9 +86,8 @@ std::optional<EnsembleRecipe> ensemble_recipe(std::string_view name) {
     const std::string member(trim(item.substr(0, eq)));
     if (member.empty()) return bad("a member has no name");
     if (member.rfind("ensemble", 0) == 0 || member == "default") return bad("members must be plain surrogates");
-    const auto names = surrogate_names();
-    if (std::find(names.begin(), names.end(), member) == names.end())
-      return bad(fmt::format("unknown member \"{}\" (this build has: {})", member, joined(names)));
+    if (!find_kind(member))
+      return bad(fmt::format("unknown member \"{}\" (this build has: {})", member, joined(surrogate_names())));
     double w = 1.0;
     if (eq != std::string_view::npos) {
       const std::string text(trim(item.substr(eq + 1)));
@@ -124,13 +133,12 @@ std::vector<double> ensemble_member_weights() {
 }
 
 std::vector<std::string> surrogate_names() {
-  std::vector<std::string> names{"ridge", "knn", "gp", "forest"};
-#if GPUFORECAST_HAVE_XGBOOST
-  names.emplace_back("xgboost");
-#endif
 #if GPUFORECAST_HAVE_TORCH
-  names.emplace_back("transformer");
+  (void)detail::load_transformer_library();  // lists "transformer" when the library loads
 #endif
+  std::vector<std::string> names;
+  for (auto& name : registered_surrogate_kinds())
+    if (name != "ensemble") names.push_back(std::move(name));
   names.emplace_back("ensemble");
   return names;
 }
@@ -150,57 +158,62 @@ std::string default_surrogate_name() {
 #endif
 }
 
-AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
-  if (name == "default") return make_surrogate(default_surrogate_name(), seed);
-  if (name == "ridge") return RidgeSurrogate();
-  if (name == "knn") {
+namespace detail {
+std::vector<SurrogateKind> builtin_surrogate_kinds() {
+  std::vector<SurrogateKind> kinds;
+  const auto add = [&]<class S>(std::string name, auto make) {
+    kinds.push_back(SurrogateKind{std::move(name), [make](std::uint64_t seed) -> AnySurrogate { return make(seed); },
+                                  [](ArchiveReader& r) -> AnySurrogate { return S::load(r); }});
+  };
+  add.operator()<RidgeSurrogate>("ridge", [](std::uint64_t) { return RidgeSurrogate(); });
+  add.operator()<KnnSurrogate>("knn", [](std::uint64_t seed) {
     KnnOptions o;
     o.seed = seed;
     return KnnSurrogate(o);
-  }
-  if (name == "forest") {
+  });
+  add.operator()<GaussianProcessSurrogate>("gp", [](std::uint64_t seed) {
+    GaussianProcessOptions o;
+    o.seed = seed;
+    return GaussianProcessSurrogate(o);
+  });
+  add.operator()<RandomForestSurrogate>("forest", [](std::uint64_t seed) {
     RandomForestOptions o;
     o.seed = seed;
     o.max_samples = 2048;  // whole datasets: a tree per 2,048 drawn rows keeps fitting to seconds
     return RandomForestSurrogate(o);
-  }
-  if (name == "gp") {
-    GaussianProcessOptions o;
-    o.seed = seed;
-    return GaussianProcessSurrogate(o);
-  }
+  });
 #if GPUFORECAST_HAVE_XGBOOST
-  if (name == "xgboost") {
+  add.operator()<XgboostSurrogate>("xgboost", [](std::uint64_t seed) {
     XgboostOptions o;
     o.seed = seed;
     return XgboostSurrogate(o);
-  }
+  });
 #endif
-#if GPUFORECAST_HAVE_TORCH
-  if (name == "transformer") {
-    TransformerOptions o;
-    o.seed = seed;
-    return TransformerSurrogate(o);
-  }
-#endif
+  add.operator()<AnyEnsemble>("ensemble", [](std::uint64_t seed) { return make_ensemble(*ensemble_recipe("ensemble"), seed); });
+  return kinds;
+}
+}  // namespace detail
+
+AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
+  if (name == "default") return make_surrogate(default_surrogate_name(), seed);
   if (const auto recipe = ensemble_recipe(name)) return make_ensemble(*recipe, seed);
+  if (const auto kind = find_kind(name)) return kind->make(seed);
   unknown(name);
 }
 
 AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r) {
-  if (kind == "ridge") return RidgeSurrogate::load(r);
-  if (kind == "knn") return KnnSurrogate::load(r);
-  if (kind == "gp") return GaussianProcessSurrogate::load(r);
-  if (kind == "forest") return RandomForestSurrogate::load(r);
-  if (kind == "ensemble") return AnyEnsemble::load(r);
-#if GPUFORECAST_HAVE_XGBOOST
-  if (kind == "xgboost") return XgboostSurrogate::load(r);
-#endif
-#if GPUFORECAST_HAVE_TORCH
-  if (kind == "transformer") return TransformerSurrogate::load(r);
-#endif
-  r.fail(fmt::format("the model holds a \"{}\" surrogate, which this build cannot load (it has: {})", kind,
-                     joined(surrogate_names())));
+  std::optional<SurrogateKind> found = detail::find_surrogate_kind(kind);
+  if (!found && kind == detail::transformer_kind) {
+    if (const auto why = detail::load_transformer_library(); !why.empty())
+      throw model_file_error(r.origin(), fmt::format("the model holds a \"transformer\" surrogate, {}",
+                                                     detail::transformer_library_missing(why)));
+    found = detail::find_surrogate_kind(kind);
+  }
+  if (!found)
+    r.fail(fmt::format("the model holds a \"{}\" surrogate, which this build cannot load (it has: {}; a surrogate "
+                       "kind of your own must be registered with register_surrogate_kind before loading)",
+                       kind, joined(surrogate_names())));
+  return found->load(r);
 }
 
 }  // namespace gpuforecast

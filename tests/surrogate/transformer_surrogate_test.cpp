@@ -2,6 +2,7 @@
 // behaviour, benchmarks/transformer_tuning and forecast_quality measure quality).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -11,6 +12,7 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/transformer.hpp"
 #include "support/data.hpp"
 #include "../../src/surrogate/transformer/inference_path.hpp"  // tests have no src/ include path
@@ -187,6 +189,23 @@ TEST_CASE("transformer: save and load give the same forecasts, damaged payloads 
   future[0] = static_cast<char>(99);
   ArchiveReader rf(future, "future.gfm");
   CHECK_THROWS_WITH(TransformerSurrogate::load(rf), Catch::Contains("version"));
+}
+
+TEST_CASE("transformer: a model file gives the same forecasts, loaded through the registry") {
+  auto& t = trained();
+  const auto path = (std::filesystem::temp_directory_path() / "gpuforecast_transformer_surrogate_test.gfm").string();
+  save_surrogate(path, AnySurrogate(t.model));
+  const auto loaded = load_surrogate(path);  // the "transformer" kind, registered by its library
+  std::filesystem::remove(path);
+  REQUIRE(loaded.get<TransformerSurrogate>() != nullptr);
+  const std::vector<Candidate> c(t.test.begin(), t.test.begin() + 50);
+  const auto a = t.model.predict(c), b = loaded.predict(c);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    CHECK(b[i].median_ms == Approx(a[i].median_ms).epsilon(1e-5));
+    CHECK(b[i].lower_ms == Approx(a[i].lower_ms).epsilon(1e-5));
+    CHECK(b[i].upper_ms == Approx(a[i].upper_ms).epsilon(1e-5));
+    CHECK(b[i].p_fail == Approx(a[i].p_fail).margin(1e-5));
+  }
 }
 
 TEST_CASE("transformer: copies are deep and update() fine-tunes only the copy") {

@@ -12,10 +12,14 @@
 namespace gpuforecast {
 
 // "ridge", "knn", "xgboost", "transformer", "ensemble", "ensemble(m=w,...)" or "default" (the best measured in this
-// build: see default_surrogate_name()), with every random choice seeded by `seed`. Throws
-// invalid_argument_error listing the available names for an unknown or not-built one.
+// build: see default_surrogate_name()), or a kind registered with register_surrogate_kind
+// (surrogate_kind.hpp), with every random choice seeded by `seed`. Throws invalid_argument_error
+// listing the available names for an unknown or not-built one. "transformer" loads
+// libgpuforecast_transformer.so on first use; when it cannot, gpuforecast::error names the
+// library and the reason.
 [[nodiscard]] AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed = 0);
-// Names make_surrogate accepts in this build (without "default").
+// Names make_surrogate accepts in this build (without "default"), registered kinds included;
+// "transformer" when libgpuforecast_transformer.so loads (this call tries).
 [[nodiscard]] std::vector<std::string> surrogate_names();
 // Members of "ensemble" in this build, each made with its own seed (ensemble_member_seed): xgboost, gp and the
 // transformer when libtorch is built in, otherwise xgboost and knn (ridge stands in for a
@@ -42,7 +46,9 @@ struct EnsembleRecipe {
 // nullopt when `name` is not an ensemble name; invalid_argument_error when it is malformed
 // (the message quotes it) or names an unknown member.
 [[nodiscard]] std::optional<EnsembleRecipe> ensemble_recipe(std::string_view name);
-// Rebuilds a saved surrogate of the given kind (the inverse of AnySurrogate::save).
+// Rebuilds a saved surrogate of the given kind (the inverse of AnySurrogate::save), by the
+// registered kind's loader; "transformer" loads its library first (model_file_error naming the
+// library and the reason when it cannot).
 [[nodiscard]] AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r);
 
 }  // namespace gpuforecast

@@ -1,5 +1,8 @@
 #pragma once
 // The transformer surrogate (libtorch, hidden behind a pimpl: this header never includes torch).
+// It lives in its own library, gpuforecast::transformer (libgpuforecast_transformer.so): link that
+// to use this class directly. Through make_surrogate("transformer"), the default ensemble or a
+// model file, gpuforecast::gpuforecast loads it at run time (docs/transformer.md).
 //
 // A candidate becomes a token sequence: [CLS]; shared context tokens (one numeric token per
 // Device feature, a kernel identity token, one token per problem-size dimension, optional CUDA

@@ -9,5 +9,7 @@
 namespace gpuforecast::detail::transformer {
 
 void set_module_path(bool on) noexcept;
+// Whether the module path is on (set_module_path or the environment variable, read once).
+[[nodiscard]] bool module_path() noexcept;
 
 }  // namespace gpuforecast::detail::transformer
