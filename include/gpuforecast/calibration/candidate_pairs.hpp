@@ -1,0 +1,42 @@
+#pragma once
+// (reference, candidate) pairs of points of one space, the unit of pairwise selective
+// prediction: "is the candidate faster than the reference, and by how much". Two kinds are
+// always reported side by side, because they are different questions:
+//   random     any two distinct points (usually far apart: easy to order),
+//   neighbour  the candidate differs from the reference in exactly one parameter (a child
+//              against its parent: what a search asks, and much harder).
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpuforecast/core/config.hpp"
+
+namespace gpuforecast {
+
+struct CandidatePair {
+  std::size_t reference = 0;  // indices into the caller's points
+  std::size_t candidate = 0;
+  friend bool operator==(const CandidatePair&, const CandidatePair&) = default;
+};
+
+enum class PairKind { random, neighbour };
+
+[[nodiscard]] std::string_view to_string(PairKind k) noexcept;
+// "random" | "neighbour" (also "neighbor"); throws invalid_argument_error otherwise.
+[[nodiscard]] PairKind parse_pair_kind(std::string_view s);
+
+// `count` distinct ordered pairs of distinct indices below n, drawn uniformly with `seed`; all
+// n(n-1) of them (shuffled) when there are no more than `count`.
+[[nodiscard]] std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed);
+
+// `count` distinct ordered pairs (i, j) whose configs differ in exactly one parameter value,
+// drawn uniformly among all such pairs with `seed`; all of them (shuffled) when there are no
+// more than `count`. Configs must share their parameter list (throws invalid_argument_error).
+[[nodiscard]] std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std::size_t count,
+                                                         std::uint64_t seed);
+
+[[nodiscard]] std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs,
+                                                      std::size_t count, std::uint64_t seed);
+
+}  // namespace gpuforecast

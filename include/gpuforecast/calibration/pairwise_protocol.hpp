@@ -1,0 +1,43 @@
+#pragma once
+// The pairs protocol (`gpuforecast eval --protocol pairs`, benchmarks/pairs): train a surrogate
+// on a seeded fraction of one space, forecast the rest, draw (reference, candidate) pairs of
+// each kind among the held-out points, and score the pairwise selective layer on them
+// (pairwise_evaluation.hpp). One fit serves every pair kind.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/calibration/pairwise_evaluation.hpp"
+#include "gpuforecast/surrogate/evaluation.hpp"
+
+namespace gpuforecast {
+
+struct PairProtocolOptions {
+  double train_fraction = 0.1;
+  std::vector<PairKind> kinds{PairKind::random, PairKind::neighbour};
+  std::size_t pairs = 2000;  // per kind (fewer when the held-out points have fewer)
+  PairEvaluationOptions evaluation;
+};
+
+struct PairProtocolRun {
+  std::string surrogate;
+  std::string target;  // space label
+  PairKind kind = PairKind::random;
+  std::uint64_t seed = 0;
+  std::size_t train_count = 0, test_count = 0;
+  double fit_seconds = 0;
+  PairEvaluation evaluation;
+};
+
+// One run per kind in options.kinds, all from one fit with `seed` (training split, surrogate,
+// pair draws; the calibration/test splits of the pairs use options.evaluation.seed).
+[[nodiscard]] std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space,
+                                                                        const std::string& surrogate,
+                                                                        const SurrogateFactory& make,
+                                                                        const PairProtocolOptions& options,
+                                                                        std::uint64_t seed);
+
+// Means of the runs' metrics (violations summed, answered_min/max the extremes over runs).
+[[nodiscard]] PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs);
+
+}  // namespace gpuforecast
