@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -46,9 +47,17 @@ std::vector<CandidatePair> distinct_pairs(std::size_t total, std::size_t count, 
 
 }  // namespace
 
-std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed) {
+std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed, bool disjoint) {
   if (n >= (std::size_t{1} << 32)) throw invalid_argument_error(fmt::format("too many points for pairs: {}", n));
   std::mt19937_64 rng(seed);
+  if (disjoint) {
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<CandidatePair> out;
+    for (std::size_t i = 0; i + 1 < n && out.size() < count; i += 2) out.push_back({order[i], order[i + 1]});
+    return out;
+  }
   const std::size_t total = n < 2 ? 0 : n * (n - 1);
   return distinct_pairs(
       total, count, rng,
@@ -68,7 +77,8 @@ std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::u
       });
 }
 
-std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std::size_t count, std::uint64_t seed) {
+std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std::size_t count, std::uint64_t seed,
+                                           bool disjoint) {
   if (configs.size() >= (std::size_t{1} << 32))
     throw invalid_argument_error(fmt::format("too many points for pairs: {}", configs.size()));
   const std::size_t params = configs.empty() ? 0 : configs.front().size();
@@ -105,6 +115,23 @@ std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std:
   std::size_t total = 0;
   for (const auto& g : groups) cumulative.push_back(total += g.size() * (g.size() - 1));
   std::mt19937_64 rng(seed);
+  if (disjoint) {
+    std::vector<CandidatePair> all;
+    for (const auto& g : groups)
+      for (std::size_t a = 0; a < g.size(); ++a)
+        for (std::size_t b = a + 1; b < g.size(); ++b) all.push_back({g[a], g[b]});
+    std::shuffle(all.begin(), all.end(), rng);
+    std::vector<char> used(configs.size(), 0);
+    std::vector<CandidatePair> out;
+    for (auto p : all) {
+      if (out.size() >= count) break;
+      if (used[p.reference] || used[p.candidate]) continue;
+      used[p.reference] = used[p.candidate] = 1;
+      if (std::bernoulli_distribution(0.5)(rng)) std::swap(p.reference, p.candidate);
+      out.push_back(p);
+    }
+    return out;
+  }
   return distinct_pairs(
       total, count, rng,
       [&] {
@@ -127,8 +154,9 @@ std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std:
 }
 
 std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs, std::size_t count,
-                                        std::uint64_t seed) {
-  return kind == PairKind::random ? random_pairs(configs.size(), count, seed) : neighbour_pairs(configs, count, seed);
+                                        std::uint64_t seed, bool disjoint) {
+  return kind == PairKind::random ? random_pairs(configs.size(), count, seed, disjoint)
+                                  : neighbour_pairs(configs, count, seed, disjoint);
 }
 
 }  // namespace gpuforecast

@@ -117,6 +117,7 @@ PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<con
       PairwiseOptions ro = rules[r];
       ro.alpha = o.alpha;
       ro.delta = o.delta;
+      ro.start_fraction = o.start_fraction;
       const PairwiseSelector sel = PairwiseSelector::fit(cal_p, cal_bins, ro);
       std::size_t acc = 0;
       double losses = 0, covered = 0, size = 0;

@@ -122,6 +122,7 @@ PairwiseSelector PairwiseSelector::fit(std::span<const BinProbabilities> p, std:
   LttOptions lo;
   lo.alpha = o.alpha;
   lo.delta = o.delta;
+  lo.start_fraction = o.start_fraction;
   s.m_deferral = learn_then_test(confidence, loss, lo);
   return s;
 }

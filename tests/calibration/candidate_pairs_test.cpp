@@ -77,3 +77,21 @@ TEST_CASE("pair kinds parse by name and bad names are named") {
   CHECK(parse_pair_kind("neighbor") == PairKind::neighbour);
   CHECK_THROWS_WITH(parse_pair_kind("nearby"), Catch::Matchers::Contains("\"nearby\""));
 }
+
+TEST_CASE("disjoint pairs share no point") {
+  const auto configs = grid(6, 4, 3);
+  for (auto kind : {PairKind::random, PairKind::neighbour}) {
+    INFO(to_string(kind));
+    const auto p = sample_pairs(kind, configs, 1000, 9, true);
+    CHECK(p.size() <= configs.size() / 2);
+    CHECK(p.size() >= configs.size() / 4);  // a maximal matching is at least half a maximum one
+    std::set<std::size_t> used;
+    for (const auto& q : p) {
+      CHECK(used.insert(q.reference).second);
+      CHECK(used.insert(q.candidate).second);
+      if (kind == PairKind::neighbour) CHECK(differing(configs[q.reference], configs[q.candidate]) == 1);
+    }
+    CHECK(sample_pairs(kind, configs, 1000, 9, true) == p);
+    CHECK(sample_pairs(kind, configs, 5, 9, true).size() == 5);
+  }
+}

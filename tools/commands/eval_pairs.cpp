@@ -21,6 +21,11 @@ void add_pair_options(CLI::App& c, PairEvalArgs& a) {
       ->delimiter(',')
       ->capture_default_str();
   c.add_option("--splits", a.splits, "pairs: random calibration/test splits of the pairs")->capture_default_str();
+  c.add_option("--ltt-start", a.start_fraction,
+               "pairs: fraction of calibration pairs the first threshold Learn-then-Test tests answers")
+      ->capture_default_str();
+  c.add_flag("--shared-points", a.shared_points,
+             "pairs: let pairs share points (more pairs, dependent losses: the guarantee is not checked fairly)");
 }
 
 namespace {
@@ -65,6 +70,7 @@ void run_pairs_eval(const PairEvalArgs& a) {
   PairProtocolOptions o;
   o.train_fraction = a.train_fraction;
   o.pairs = a.pairs;
+  o.disjoint = !a.shared_points;
   o.kinds.clear();
   for (const auto& k : a.kinds) o.kinds.push_back(parse_pair_kind(k));
   o.evaluation.alpha = a.alpha;
@@ -72,6 +78,7 @@ void run_pairs_eval(const PairEvalArgs& a) {
   o.evaluation.splits = a.splits;
   o.evaluation.calibration_fraction = a.calibration_fraction;
   o.evaluation.seed = a.seed;
+  o.evaluation.start_fraction = a.start_fraction;
   const std::vector<std::string> surrogates = a.surrogates.empty() ? std::vector<std::string>{"default"} : a.surrogates;
   for (const auto& s : surrogates) (void)make_surrogate(s, 0);  // unknown names fail before any work
   detail::ensure_passive_openmp_wait();

@@ -25,6 +25,8 @@ struct PairEvalArgs {
   std::vector<std::string> kinds{"random", "neighbour"};
   std::size_t splits = 20;
   double calibration_fraction = 0.5;
+  bool shared_points = false;   // pairs may share points (not disjoint)
+  double start_fraction = 0.1;  // Learn-then-Test's first tested threshold answers this fraction
   bool json = false;
 };
 

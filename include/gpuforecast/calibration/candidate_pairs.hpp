@@ -5,6 +5,9 @@
 //   random     any two distinct points (usually far apart: easy to order),
 //   neighbour  the candidate differs from the reference in exactly one parameter (a child
 //              against its parent: what a search asks, and much harder).
+// Disjoint pairs share no point. Pairs that share a point have dependent losses (one badly
+// forecast point spoils all its pairs), which the binomial test of Learn-then-Test does not
+// allow for: the guarantee is measured on disjoint pairs.
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -28,15 +31,19 @@ enum class PairKind { random, neighbour };
 
 // `count` distinct ordered pairs of distinct indices below n, drawn uniformly with `seed`; all
 // n(n-1) of them (shuffled) when there are no more than `count`.
-[[nodiscard]] std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed);
+// disjoint: a uniformly random matching instead, at most n / 2 pairs.
+[[nodiscard]] std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed,
+                                                      bool disjoint = false);
 
 // `count` distinct ordered pairs (i, j) whose configs differ in exactly one parameter value,
 // drawn uniformly among all such pairs with `seed`; all of them (shuffled) when there are no
 // more than `count`. Configs must share their parameter list (throws invalid_argument_error).
+// disjoint: neighbour pairs taken in random order while both points are still unused, each
+// pair's direction drawn at random (a random maximal matching of the neighbour graph).
 [[nodiscard]] std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std::size_t count,
-                                                         std::uint64_t seed);
+                                                         std::uint64_t seed, bool disjoint = false);
 
 [[nodiscard]] std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs,
-                                                      std::size_t count, std::uint64_t seed);
+                                                      std::size_t count, std::uint64_t seed, bool disjoint = false);
 
 }  // namespace gpuforecast

@@ -18,6 +18,7 @@ struct PairEvaluationOptions {
   std::size_t splits = 20;            // random calibration/test splits of the pairs
   double calibration_fraction = 0.5;  // of the pairs, per split
   std::uint64_t seed = 0;             // split s shuffles with seed + s
+  double start_fraction = 0.1;        // PairwiseOptions::start_fraction of every rule
   // The (loss, confidence) rules checked; empty: every loss with every confidence.
   std::vector<PairwiseOptions> rules;
 };

@@ -57,6 +57,10 @@ struct PairwiseOptions {
   double delta = 0.1;  // probability that the deferral guarantee fails
   PairLoss loss = PairLoss::wrong_direction;
   PairConfidence confidence = PairConfidence::direction_probability;
+  // Learn-then-Test starts at the threshold answering this fraction of the calibration pairs
+  // (LttOptions::start_fraction): measured on convolution_milo, starting among the few most
+  // confident pairs made whole splits answer nothing.
+  double start_fraction = 0.1;
 };
 
 struct PairDecision {
