@@ -28,7 +28,7 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
 
   std::vector<PairProtocolRun> out;
   for (std::size_t k = 0; k < o.kinds.size(); ++k) {
-    const auto pairs = sample_pairs(o.kinds[k], configs, o.pairs, seed * 7919 + k, o.disjoint);
+    const auto pairs = sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
     if (pairs.size() < 2)
       throw invalid_argument_error(fmt::format("{}: fewer than 2 {} pairs among its {} held-out points", space.path,
                                                to_string(o.kinds[k]), candidates.size()));

@@ -5,13 +5,18 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "gpuforecast/calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
+#if GPUFORECAST_HAVE_LLM
+#include "gpuforecast/llm/llm_pair_protocol.hpp"
+#endif
 
 namespace gpuforecast::cli {
 
@@ -24,6 +29,11 @@ void add_pair_options(CLI::App& c, PairEvalArgs& a) {
   c.add_option("--ltt-start", a.start_fraction,
                "pairs: fraction of calibration pairs the first threshold Learn-then-Test tests answers")
       ->capture_default_str();
+  c.add_option("--examples", a.examples, "pairs, llm: measured training pairs shown as worked examples in each prompt")
+      ->capture_default_str();
+  c.add_option("--llm-cache", a.llm_cache, "pairs, llm: response cache directory (reruns cost nothing)");
+  c.add_option("--llm-in-flight", a.llm_in_flight, "pairs, llm: requests at once")->capture_default_str();
+  c.add_option("--llm-timeout", a.llm_timeout, "pairs, llm: seconds per request")->capture_default_str();
   c.add_flag("--shared-points", a.shared_points,
              "pairs: let pairs share points (more pairs, dependent losses: the guarantee is not checked fairly)");
 }
@@ -80,7 +90,21 @@ void run_pairs_eval(const PairEvalArgs& a) {
   o.evaluation.seed = a.seed;
   o.evaluation.start_fraction = a.start_fraction;
   const std::vector<std::string> surrogates = a.surrogates.empty() ? std::vector<std::string>{"default"} : a.surrogates;
-  for (const auto& s : surrogates) (void)make_surrogate(s, 0);  // unknown names fail before any work
+  for (const auto& s : surrogates)
+    if (s != "llm") (void)make_surrogate(s, 0);  // unknown names fail before any work
+#if GPUFORECAST_HAVE_LLM
+  std::optional<LlmEndpoint> llm;
+  if (std::find(surrogates.begin(), surrogates.end(), "llm") != surrogates.end()) {
+    LlmEndpointOptions lo;
+    lo.cache_dir = a.llm_cache;
+    lo.in_flight = a.llm_in_flight;
+    lo.timeout_seconds = a.llm_timeout;
+    llm.emplace(llm_options_from_environment(lo));
+  }
+#else
+  if (std::find(surrogates.begin(), surrogates.end(), "llm") != surrogates.end())
+    throw invalid_argument_error("surrogate llm is not in this build (it needs libcurl: GPUFORECAST_WITH_CURL)");
+#endif
   detail::ensure_passive_openmp_wait();
   const Dataset data = Dataset::load(a.data);
 
@@ -90,14 +114,34 @@ void run_pairs_eval(const PairEvalArgs& a) {
   for (const auto& space : data.spaces())
     for (const auto& s : surrogates) {
       const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(s, seed); };
-      for (std::size_t i = 0; i < a.seeds; ++i)
-        for (auto& r : evaluate_pairs_interpolation(space, s, make, o, a.seed + i)) {
+      for (std::size_t i = 0; i < a.seeds; ++i) {
+        std::vector<PairProtocolRun> seed_runs;
+#if GPUFORECAST_HAVE_LLM
+        if (s == "llm") {
+          for (auto& lr : evaluate_llm_pairs(space, *llm, o, a.examples, a.seed + i)) {
+            fmt::print(stderr, "llm {} {}: {} pairs asked, {} deferred (endpoint failures), {} text-only{}{}\n",
+                       lr.run.target, to_string(lr.run.kind), lr.asked, lr.failed, lr.text_only,
+                       lr.failed ? "; first: " : "", lr.first_error);
+            seed_runs.push_back(std::move(lr.run));
+          }
+        } else
+#endif
+          seed_runs = evaluate_pairs_interpolation(space, s, make, o, a.seed + i);
+        for (auto& r : seed_runs) {
           const std::string key = fmt::format("{} {} {}", s, r.target, to_string(r.kind));
           if (!by_key.count(key)) keys.push_back(key);
           runs.push_back(to_json(r));
           by_key[key].push_back(std::move(r));
         }
+      }
     }
+#if GPUFORECAST_HAVE_LLM
+  if (llm) {
+    const auto c = llm->counts();
+    fmt::print(stderr, "llm calls: {} prompts, {} requests ({} retries), {} from the cache, {} answered ({} text-only), "
+               "{} deferred\n", c.prompts, c.requests, c.retries, c.cache_hits, c.answered, c.text_only, c.failed);
+  }
+#endif
 
   if (a.json) {
     nlohmann::json mean = nlohmann::json::array();

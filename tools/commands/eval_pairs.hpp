@@ -28,9 +28,14 @@ struct PairEvalArgs {
   bool shared_points = false;   // pairs may share points (not disjoint)
   double start_fraction = 0.1;  // Learn-then-Test's first tested threshold answers this fraction
   bool json = false;
+  // --surrogate llm: an OpenAI-compatible endpoint (GPUFORECAST_LLM_BASE_URL, _MODEL, _API_KEY)
+  std::size_t examples = 0;      // measured training pairs shown in each prompt
+  std::string llm_cache;         // response cache directory ("" = none)
+  std::size_t llm_in_flight = 4;
+  double llm_timeout = 60;       // seconds per request
 };
 
-// The options only the pairs protocol has (--pairs, --pair-kind, --splits).
+// The options only the pairs protocol has (--pairs, --pair-kind, --splits, --examples, --llm-*).
 void add_pair_options(CLI::App& command, PairEvalArgs& args);
 // Prints a table (or JSON) to stdout; throws gpuforecast errors on bad input.
 void run_pairs_eval(const PairEvalArgs& args);

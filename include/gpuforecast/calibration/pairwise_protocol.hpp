@@ -33,6 +33,12 @@ struct PairProtocolRun {
   PairEvaluation evaluation;
 };
 
+// The seed of the pair draw of the k-th kind: shared with other forecasters of the protocol
+// (the LLM's), so that all of them are asked the same pairs.
+[[nodiscard]] constexpr std::uint64_t pair_draw_seed(std::uint64_t seed, std::size_t kind_index) noexcept {
+  return seed * 7919 + kind_index;
+}
+
 // One run per kind in options.kinds, all from one fit with `seed` (training split, surrogate,
 // pair draws; the calibration/test splits of the pairs use options.evaluation.seed).
 [[nodiscard]] std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space,
