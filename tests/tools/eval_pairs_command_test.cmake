@@ -38,4 +38,7 @@ if(NOT kind STREQUAL "neighbour" OR NOT splits EQUAL 5 OR answered LESS 0 OR ans
 endif()
 run(bad_kind fail "unknown pair kind \"nearby\"" --pair-kind nearby)
 run(bad_pairs fail "--pairs must be at least 2" --pairs 1)
-run(bad_surrogate fail "unknown surrogate \"llm\"" --surrogate llm)
+run(bad_surrogate fail "unknown surrogate \"bogus\"" --surrogate bogus)
+# llm without an endpoint: a clear error before any work (or, without libcurl, that it is not built).
+set(ENV{GPUFORECAST_LLM_BASE_URL} "")
+run(llm_without_endpoint fail "GPUFORECAST_LLM_BASE_URL|llm is not in this build" --surrogate llm)
