@@ -1,6 +1,7 @@
 // Pairwise selective prediction on the six NVIDIA spaces of convolution_milo and
 // dedispersion_milo (A100, A4000, A6000): each surrogate trained on a fraction of a space,
-// disjoint random and neighbour pairs among the held-out points, the Learn-then-Test rule on
+// disjoint random and neighbour pairs among the held-out points and child pairs (a measured
+// training point against a held-out neighbour), the Learn-then-Test rule on
 // the direction loss (direction-probability confidence) and on the wrong-bin loss (top-bin
 // confidence) checked over 20 calibration/test splits per seed, beside the bin and direction
 // accuracies and the majority-class baseline. `gpuforecast eval --protocol pairs` prints every
@@ -85,6 +86,7 @@ int main(int argc, char** argv) try {
   o.train_fraction = a.train_fraction;
   o.pairs = a.pairs;
   o.evaluation.splits = a.splits;
+  o.kinds = {PairKind::random, PairKind::neighbour, PairKind::child};
   o.evaluation.rules = {{0.1, 0.1, PairLoss::wrong_direction, PairConfidence::direction_probability},
                         {0.1, 0.1, PairLoss::wrong_bin, PairConfidence::top_bin_probability}};
   fmt::print("pairs: train {:.0f}% of each space, disjoint pairs among the held-out points, {} seed(s), alpha = delta = "

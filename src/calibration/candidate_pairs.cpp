@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -13,12 +14,20 @@
 
 namespace gpuforecast {
 
-std::string_view to_string(PairKind k) noexcept { return k == PairKind::random ? "random" : "neighbour"; }
+std::string_view to_string(PairKind k) noexcept {
+  switch (k) {
+    case PairKind::random: return "random";
+    case PairKind::neighbour: return "neighbour";
+    case PairKind::child: return "child";
+  }
+  return "?";
+}
 
 PairKind parse_pair_kind(std::string_view s) {
   if (s == "random") return PairKind::random;
   if (s == "neighbour" || s == "neighbor") return PairKind::neighbour;
-  throw invalid_argument_error(fmt::format("unknown pair kind \"{}\" (expected random or neighbour)", s));
+  if (s == "child") return PairKind::child;
+  throw invalid_argument_error(fmt::format("unknown pair kind \"{}\" (expected random, neighbour or child)", s));
 }
 
 namespace {
@@ -153,8 +162,28 @@ std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std:
       });
 }
 
+std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                       std::size_t count, std::uint64_t seed) {
+  if (measured.size() != configs.size())
+    throw invalid_argument_error(fmt::format("child pairs: {} configs but {} measured flags", configs.size(), measured.size()));
+  std::vector<CandidatePair> all;
+  for (const auto& p : neighbour_pairs(configs, std::numeric_limits<std::size_t>::max(), seed))
+    if (measured[p.reference] && !measured[p.candidate]) all.push_back(p);
+  std::vector<char> used(configs.size(), 0);
+  std::vector<CandidatePair> out;
+  for (const auto& p : all) {  // neighbour_pairs shuffled them
+    if (out.size() >= count) break;
+    if (used[p.candidate]) continue;
+    used[p.candidate] = 1;
+    out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs, std::size_t count,
                                         std::uint64_t seed, bool disjoint) {
+  if (kind == PairKind::child)
+    throw invalid_argument_error("child pairs need to know which points are measured (child_pairs)");
   return kind == PairKind::random ? random_pairs(configs.size(), count, seed, disjoint)
                                   : neighbour_pairs(configs, count, seed, disjoint);
 }

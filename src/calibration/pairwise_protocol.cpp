@@ -26,9 +26,32 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
   configs.reserve(candidates.size());
   for (const auto& c : candidates) configs.push_back(c.config);
 
+  // Child pairs: measured parents (the successful training points) and held-out children.
+  std::vector<Candidate> all_candidates;
+  std::vector<double> all_times;
+  std::vector<Forecast> all_forecasts;
+  std::vector<Config> all_configs;
+  std::vector<char> measured;
+  if (std::find(o.kinds.begin(), o.kinds.end(), PairKind::child) != o.kinds.end()) {
+    for (const auto& ob : split.train)
+      if (ob.measurement.median_ms > 0) {
+        all_candidates.push_back(ob.candidate);
+        all_times.push_back(ob.measurement.median_ms);
+        measured.push_back(1);
+      }
+    all_forecasts = model.predict(all_candidates);
+    all_candidates.insert(all_candidates.end(), candidates.begin(), candidates.end());
+    all_times.insert(all_times.end(), times.begin(), times.end());
+    all_forecasts.insert(all_forecasts.end(), forecasts.begin(), forecasts.end());
+    measured.resize(all_candidates.size(), 0);
+    for (const auto& c : all_candidates) all_configs.push_back(c.config);
+  }
+
   std::vector<PairProtocolRun> out;
   for (std::size_t k = 0; k < o.kinds.size(); ++k) {
-    const auto pairs = sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
+    const bool child = o.kinds[k] == PairKind::child;
+    const auto pairs = child ? child_pairs(all_configs, measured, o.pairs, pair_draw_seed(seed, k))
+                             : sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
     if (pairs.size() < 2)
       throw invalid_argument_error(fmt::format("{}: fewer than 2 {} pairs among its {} held-out points", space.path,
                                                to_string(o.kinds[k]), candidates.size()));
@@ -40,7 +63,9 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
     r.train_count = split.train.size();
     r.test_count = split.test.size();
     r.fit_seconds = fit_seconds;
-    r.evaluation = evaluate_pairs(pair_bin_probabilities(forecasts, pairs), pair_true_bins(times, pairs), o.evaluation);
+    r.evaluation = child ? evaluate_pairs(pair_bin_probabilities(all_forecasts, pairs), pair_true_bins(all_times, pairs),
+                                          o.evaluation)
+                         : evaluate_pairs(pair_bin_probabilities(forecasts, pairs), pair_true_bins(times, pairs), o.evaluation);
     out.push_back(std::move(r));
   }
   return out;

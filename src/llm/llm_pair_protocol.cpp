@@ -26,6 +26,7 @@ std::vector<LlmPairRun> evaluate_llm_pairs(const SpaceData& space, LlmEndpoint& 
 
   std::vector<LlmPairRun> out;
   for (std::size_t k = 0; k < o.kinds.size(); ++k) {
+    if (o.kinds[k] == PairKind::child) continue;  // not asked of the LLM yet (its examples would need the parents)
     const auto pairs = sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
     // Worked examples: measured pairs of the same kind from the training part, fixed for the
     // space so that every prompt shares them (and the server's prompt cache keeps them).

@@ -95,3 +95,23 @@ TEST_CASE("disjoint pairs share no point") {
     CHECK(sample_pairs(kind, configs, 5, 9, true).size() == 5);
   }
 }
+
+TEST_CASE("child pairs: a measured reference, an unmeasured neighbour, each child once") {
+  const auto configs = grid(5, 4, 2);
+  std::vector<char> measured(configs.size(), 0);
+  for (std::size_t i = 0; i < configs.size(); i += 4) measured[i] = 1;
+  const auto p = child_pairs(configs, measured, 1000, 4);
+  CHECK_FALSE(p.empty());
+  std::set<std::size_t> children;
+  for (const auto& q : p) {
+    CHECK(measured[q.reference]);
+    CHECK_FALSE(measured[q.candidate]);
+    CHECK(differing(configs[q.reference], configs[q.candidate]) == 1);
+    CHECK(children.insert(q.candidate).second);
+  }
+  CHECK(child_pairs(configs, measured, 1000, 4) == p);
+  CHECK(child_pairs(configs, measured, 3, 4).size() == 3);
+  CHECK_THROWS_WITH(child_pairs(configs, std::vector<char>(3, 0), 10, 0), Catch::Matchers::Contains("measured flags"));
+  CHECK_THROWS_WITH(sample_pairs(PairKind::child, configs, 10, 0), Catch::Matchers::Contains("measured"));
+  CHECK(parse_pair_kind("child") == PairKind::child);
+}

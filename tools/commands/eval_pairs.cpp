@@ -22,7 +22,8 @@ namespace gpuforecast::cli {
 
 void add_pair_options(CLI::App& c, PairEvalArgs& a) {
   c.add_option("--pairs", a.pairs, "pairs: (reference, candidate) pairs per kind and space")->capture_default_str();
-  c.add_option("--pair-kind", a.kinds, "pairs: random and/or neighbour (the candidate differs in one parameter)")
+  c.add_option("--pair-kind", a.kinds,
+               "pairs: random, neighbour (one parameter apart), child (a held-out neighbour of a measured point)")
       ->delimiter(',')
       ->capture_default_str();
   c.add_option("--splits", a.splits, "pairs: random calibration/test splits of the pairs")->capture_default_str();
@@ -76,7 +77,7 @@ void run_pairs_eval(const PairEvalArgs& a) {
   if (a.data.empty()) throw invalid_argument_error("eval --protocol pairs needs --data FILE...");
   if (a.pairs < 2) throw invalid_argument_error(fmt::format("--pairs must be at least 2, got {}", a.pairs));
   if (a.splits == 0) throw invalid_argument_error("--splits must be at least 1");
-  if (a.kinds.empty()) throw invalid_argument_error("--pair-kind needs random and/or neighbour");
+  if (a.kinds.empty()) throw invalid_argument_error("--pair-kind needs random, neighbour and/or child");
   PairProtocolOptions o;
   o.train_fraction = a.train_fraction;
   o.pairs = a.pairs;

@@ -22,7 +22,7 @@ struct PairEvalArgs {
   double alpha = 0.1, delta = 0.1;
   // Set by the options below.
   std::size_t pairs = 2000;
-  std::vector<std::string> kinds{"random", "neighbour"};
+  std::vector<std::string> kinds{"random", "neighbour", "child"};
   std::size_t splits = 20;
   double calibration_fraction = 0.5;
   bool shared_points = false;   // pairs may share points (not disjoint)

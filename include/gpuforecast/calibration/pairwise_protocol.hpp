@@ -14,7 +14,7 @@ namespace gpuforecast {
 
 struct PairProtocolOptions {
   double train_fraction = 0.1;
-  std::vector<PairKind> kinds{PairKind::random, PairKind::neighbour};
+  std::vector<PairKind> kinds{PairKind::random, PairKind::neighbour, PairKind::child};
   std::size_t pairs = 2000;  // per kind (fewer when the held-out points have fewer)
   // Pairs share no point (candidate_pairs.hpp): the deferral guarantee assumes independent
   // losses. Off, pairs may share points: more of them, but the guarantee is checked on

@@ -3,7 +3,7 @@
 // forecaster: the same training split and the same held-out pairs as every other surrogate of
 // that seed; the training part only supplies the K worked examples of the prompt. Pairs the
 // endpoint could not answer are deferred (measured): they are left out of the scores and
-// counted.
+// counted. Child pairs are not asked yet (skipped).
 #include <cstdint>
 #include <string>
 #include <vector>
