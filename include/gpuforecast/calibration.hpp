@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella: conformal intervals, guaranteed deferral, online adaptation, metrics and plots.
 #include "gpuforecast/calibration/adaptive_conformal.hpp"
+#include "gpuforecast/calibration/candidate_pairs.hpp"
 #include "gpuforecast/calibration/conformal_quantile.hpp"
 #include "gpuforecast/calibration/cqr.hpp"
 #include "gpuforecast/calibration/deferral.hpp"
@@ -9,6 +10,10 @@
 #include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/calibration/ordinal_conformal.hpp"
+#include "gpuforecast/calibration/pairwise_evaluation.hpp"
+#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "gpuforecast/calibration/pairwise_selective.hpp"
 #include "gpuforecast/calibration/plots.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_evaluation.hpp"

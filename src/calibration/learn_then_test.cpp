@@ -78,7 +78,10 @@ LttResult learn_then_test(std::span<const double> confidence, std::span<const do
   }
   // Below n_min accepted points even zero losses cannot reject (1 - alpha)^n > delta: testing
   // those first would stop the sequence before it starts, so the sequence begins at n_min.
-  const auto n_min = static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha) - 1e-9));
+  if (!(o.start_fraction >= 0 && o.start_fraction < 1))
+    throw invalid_argument_error(fmt::format("Learn-then-Test start fraction must be in [0, 1), got {}", o.start_fraction));
+  const auto n_min = std::max(static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha) - 1e-9)),
+                              static_cast<std::size_t>(std::ceil(o.start_fraction * static_cast<double>(n))));
   std::vector<Cand> grid;
   const std::size_t steps = std::max<std::size_t>(1, o.max_thresholds);
   if (n >= n_min) {

@@ -129,3 +129,22 @@ TEST_CASE("speedup-bin probabilities from a calibrated interval") {
   CHECK(wrong_bin_loss(f, 1.0, std::pow(2.0, 0.25)) == 0.0);
   CHECK(wrong_bin_loss(f, 0.5, std::pow(2.0, 0.25)) == 1.0);  // true speedup 2.38: bin 6
 }
+
+TEST_CASE("Learn-then-Test can start its sequence at a fraction of the calibration set") {
+  // The 10 most confident points hold 3 losses, the next 190 none: from the top the sequence
+  // stops at once; started at 20% it certifies the 200 and walks on.
+  std::vector<double> conf, loss;
+  for (int i = 0; i < 1000; ++i) {
+    conf.push_back(1000 - i);
+    loss.push_back((i < 10 && i % 3 == 0) || (i >= 200 && i % 2 == 0) ? 1.0 : 0.0);
+  }
+  LttOptions o;
+  const auto from_top = learn_then_test(conf, loss, o);
+  o.start_fraction = 0.2;
+  const auto later = learn_then_test(conf, loss, o);
+  CHECK(later.accepted >= 200);
+  CHECK(later.accepted > from_top.accepted);
+  CHECK(later.steps.front().accepted >= 200);
+  o.start_fraction = 1.0;
+  CHECK_THROWS_AS(learn_then_test(conf, loss, o), invalid_argument_error);
+}

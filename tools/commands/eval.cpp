@@ -3,6 +3,7 @@
 //   --protocol transfer-device  --target FILE --train FILE... --target-samples K
 //   --protocol transfer-kernel  --target FILE --train FILE... --target-samples K
 //   --selective --model MODEL --data FILE...   (calibrated selective predictor; eval_selective.cpp)
+//   --protocol pairs --data FILE... --pairs N --pair-kind random,neighbour   (pairwise selective; eval_pairs.cpp)
 // Metrics: Spearman, Kendall tau-b, MAPE, top-1% recall in the predicted top-5%, utility,
 // eight-bin exact and within-one accuracy, Brier and ordinal CRPS on random pairs.
 #include <fmt/core.h>
@@ -15,6 +16,7 @@
 
 #include "command_registry.hpp"
 #include "numeric_options.hpp"
+#include "commands/eval_pairs.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
@@ -41,6 +43,8 @@ struct EvalArgs {
   std::string model;
   double alpha = 0.1, delta = 0.1, calibration_fraction = 0.5;
   std::string plots;
+  // --protocol pairs: its own options (the shared ones are copied in by run)
+  gpuforecast::cli::PairEvalArgs pairs;
 };
 
 nlohmann::json to_json(const gpuforecast::EvaluationRun& r) { return gpuforecast::detail::evaluation_run_json(r); }
@@ -67,6 +71,19 @@ void run(const EvalArgs& a) {
     s.plots = a.plots;
     s.json = a.json;
     cli::run_selective_eval(s);
+    return;
+  }
+  if (a.protocol == "pairs") {
+    cli::PairEvalArgs p = a.pairs;
+    p.data = a.data;
+    p.surrogates = a.surrogates;
+    p.train_fraction = a.train_fraction;
+    p.seeds = a.seeds;
+    p.seed = a.seed;
+    p.alpha = a.alpha;
+    p.delta = a.delta;
+    p.json = a.json;
+    cli::run_pairs_eval(p);
     return;
   }
   detail::ensure_passive_openmp_wait();
@@ -112,7 +129,7 @@ void run(const EvalArgs& a) {
     }
   } else {
     throw invalid_argument_error(fmt::format(
-        "unknown protocol \"{}\" (interpolate, transfer-device, transfer-kernel)", a.protocol));
+        "unknown protocol \"{}\" (interpolate, transfer-device, transfer-kernel, pairs)", a.protocol));
   }
 
   if (a.json) {
@@ -134,7 +151,7 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* c = app.add_subcommand("eval", "Evaluate surrogates side by side (interpolation, transfer to an unseen device "
                                        "or kernel), or a calibrated selective model (--selective)");
-  c->add_option("--protocol", args->protocol, "interpolate, transfer-device or transfer-kernel")->capture_default_str();
+  c->add_option("--protocol", args->protocol, "interpolate, transfer-device, transfer-kernel or pairs")->capture_default_str();
   c->add_option("--data", args->data, "interpolate: the spaces (each evaluated on its own); --selective: held-out data")
       ->check(CLI::ExistingFile);
   c->add_option("--train-fraction", args->train_fraction, "interpolate: fraction of each space to train on")
@@ -150,9 +167,10 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
   c->add_flag("--json", args->json, "JSON instead of a table");
   c->add_flag("--selective", args->selective, "evaluate a calibrated selective model instead (needs --model, --data)");
   c->add_option("--model", args->model, "--selective: model file")->check(CLI::ExistingFile);
-  c->add_option("--alpha", args->alpha, "--selective: interval miscoverage and deferral risk")->capture_default_str()
+  gpuforecast::cli::add_pair_options(*c, args->pairs);
+  c->add_option("--alpha", args->alpha, "--selective, pairs: miscoverage and deferral risk")->capture_default_str()
       ->check(gpuforecast::cli::number_in(0, 1));
-  c->add_option("--delta", args->delta, "--selective: guarantee failure probability")->capture_default_str()
+  c->add_option("--delta", args->delta, "--selective, pairs: guarantee failure probability")->capture_default_str()
       ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--calibration-fraction", args->calibration_fraction,
                 "--selective: fraction of --data used to calibrate (0: use the model's calibration)")

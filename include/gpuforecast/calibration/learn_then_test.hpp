@@ -27,6 +27,12 @@ struct LttOptions {
   // Thresholds tested: every distinct confidence value, thinned to at most this many (evenly in
   // accepted count) so a long sequence does not stop on a random fluctuation of a tiny step.
   std::size_t max_thresholds = 100;
+  // The sequence starts at the threshold accepting at least this fraction of the calibration
+  // points (never below the fewest that can be certified at all). A start among a few dozen
+  // most confident points stops the whole sequence on one or two unlucky losses; a later start
+  // gives up answering fewer than that fraction in exchange. The order stays fixed by the
+  // confidences alone, so the guarantee is unchanged.
+  double start_fraction = 0;
 };
 
 struct LttStep {

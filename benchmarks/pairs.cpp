@@ -1,0 +1,149 @@
+// Pairwise selective prediction on the six NVIDIA spaces of convolution_milo and
+// dedispersion_milo (A100, A4000, A6000): each surrogate trained on a fraction of a space,
+// disjoint random and neighbour pairs among the held-out points and child pairs (a measured
+// training point against a held-out neighbour), the Learn-then-Test rule on
+// the direction loss (direction-probability confidence) and on the wrong-bin loss (top-bin
+// confidence) checked over 20 calibration/test splits per seed, beside the bin and direction
+// accuracies and the majority-class baseline. `gpuforecast eval --protocol pairs` prints every
+// metric and rule for one space; this prints the summary the notes quote.
+//
+//   pairs [--data DIR] [--seeds 2] [--train-fraction 0.1] [--pairs 2000] [--splits 20]
+//         [--surrogates xgboost,default] [--kernels k1,k2] [--devices d1,d2] [--json FILE]
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/parse_number.hpp"
+#include "common/split_list.hpp"
+#include "common/write_text_file.hpp"
+#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "surrogate/openmp_environment.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpuforecast;
+using gpuforecast::detail::split_list;
+
+namespace {
+
+struct Args {
+  fs::path data;
+  std::size_t seeds = 2, pairs = 2000, splits = 20;
+  double train_fraction = 0.1;
+  std::vector<std::string> surrogates{"xgboost", "default"};
+  std::vector<std::string> kernels{"convolution_milo", "dedispersion_milo"};
+  std::vector<std::string> devices{"A100", "A4000", "A6000"};
+  std::string json;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  const char* env = std::getenv("GPUFORECAST_DATA");
+  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw invalid_argument_error(k + " needs a value");
+      return argv[++i];
+    };
+    if (k == "--data") a.data = value();
+    else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--pairs") a.pairs = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--splits") a.splits = detail::parse_number<std::size_t>(k, value());
+    else if (k == "--train-fraction") a.train_fraction = detail::parse_number<double>(k, value());
+    else if (k == "--surrogates") a.surrogates = split_list(value());
+    else if (k == "--kernels") a.kernels = split_list(value());
+    else if (k == "--devices") a.devices = split_list(value());
+    else if (k == "--json") a.json = value();
+    else if (k == "--help" || k == "-h") {
+      fmt::print("usage: pairs [--data DIR] [--seeds N] [--train-fraction F] [--pairs N] [--splits N]\n"
+                 "       [--surrogates S,...] [--kernels K,...] [--devices D,...] [--json FILE]\n");
+      std::exit(0);
+    } else throw invalid_argument_error("unknown option " + k);
+  }
+  return a;
+}
+
+const PairRuleSummary& rule(const PairEvaluation& e, PairLoss l, PairConfidence c) {
+  for (const auto& r : e.rules)
+    if (r.loss == l && r.confidence == c) return r;
+  throw invalid_argument_error("rule not evaluated");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args a = parse(argc, argv);
+  detail::ensure_passive_openmp_wait();
+  for (const auto& s : a.surrogates) (void)make_surrogate(s, 0);
+  PairProtocolOptions o;
+  o.train_fraction = a.train_fraction;
+  o.pairs = a.pairs;
+  o.evaluation.splits = a.splits;
+  o.kinds = {PairKind::random, PairKind::neighbour, PairKind::child};
+  o.evaluation.rules = {{0.1, 0.1, PairLoss::wrong_direction, PairConfidence::direction_probability},
+                        {0.1, 0.1, PairLoss::wrong_bin, PairConfidence::top_bin_probability}};
+  fmt::print("pairs: train {:.0f}% of each space, disjoint pairs among the held-out points, {} seed(s), alpha = delta = "
+             "0.1, {} calibration/test splits per seed\n",
+             100 * a.train_fraction, a.seeds, a.splits);
+  fmt::print("dir = direction accuracy, majD its majority baseline, bin = exact bin, majB its baseline; answered/risk/viol "
+             "for the direction loss (direction probability) and the wrong-bin loss (top-bin probability)\n");
+  fmt::print("{:<9} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} | {:>6} {:>5} {:>6}\n",
+             "surrogate", "space", "kind", "pairs", "dir", "majD", "bin", "majB", "answ", "[min-max]", "risk", "viol",
+             "answ", "risk", "viol");
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& kernel : a.kernels)
+    for (const auto& device : a.devices) {
+      const auto file = a.data / "benchmark_hub" / "cachefiles" / kernel / (device + ".json.gz");
+      const Dataset data = Dataset::load(std::vector<std::string>{file.string()});
+      for (const auto& s : a.surrogates) {
+        const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(s, seed); };
+        std::vector<std::vector<PairProtocolRun>> by_kind(o.kinds.size());
+        for (std::size_t seed = 0; seed < a.seeds; ++seed) {
+          auto runs = evaluate_pairs_interpolation(data.spaces().front(), s, make, o, seed);
+          for (std::size_t k = 0; k < runs.size(); ++k) by_kind[k].push_back(std::move(runs[k]));
+        }
+        for (const auto& runs : by_kind) {
+          const auto m = mean_pair_run(runs);
+          const auto& e = m.evaluation;
+          const auto& d = rule(e, PairLoss::wrong_direction, PairConfidence::direction_probability);
+          const auto& b = rule(e, PairLoss::wrong_bin, PairConfidence::top_bin_probability);
+          fmt::print("{:<9} {:<34} {:<9} {:>5} {:>5.3f} {:>5.3f} {:>5.3f} {:>5.3f} | {:>5.1f}% {:>5.1f}-{:>5.1f}% {:>5.3f} "
+                     "{:>3}/{:<3}| {:>5.1f}% {:>5.3f} {:>3}/{:<3}\n",
+                     s, m.target, to_string(m.kind), e.pairs, e.direction_accuracy, e.majority_direction, e.exact,
+                     e.majority_exact, 100 * d.answered, 100 * d.answered_min, 100 * d.answered_max, d.risk_answered,
+                     d.violations, e.splits, 100 * b.answered, b.risk_answered, b.violations, e.splits);
+          std::fflush(stdout);
+          out.push_back({{"surrogate", s},
+                         {"space", m.target},
+                         {"kind", to_string(m.kind)},
+                         {"pairs", e.pairs},
+                         {"splits", e.splits},
+                         {"direction_accuracy", e.direction_accuracy},
+                         {"majority_direction", e.majority_direction},
+                         {"exact", e.exact},
+                         {"majority_exact", e.majority_exact},
+                         {"direction_answered", d.answered},
+                         {"direction_answered_min", d.answered_min},
+                         {"direction_answered_max", d.answered_max},
+                         {"direction_risk", d.risk_answered},
+                         {"direction_violations", d.violations},
+                         {"bin_answered", b.answered},
+                         {"bin_risk", b.risk_answered},
+                         {"bin_violations", b.violations},
+                         {"fit_seconds", m.fit_seconds}});
+        }
+      }
+    }
+  if (!a.json.empty()) detail::write_text_file(a.json, out.dump(1));
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "pairs: error: {}\n", e.what());
+  return 1;
+}

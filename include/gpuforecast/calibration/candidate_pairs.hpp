@@ -1,0 +1,59 @@
+#pragma once
+// (reference, candidate) pairs of points of one space, the unit of pairwise selective
+// prediction: "is the candidate faster than the reference, and by how much". Two kinds are
+// always reported side by side, because they are different questions:
+//   random     any two distinct points (usually far apart: easy to order),
+//   neighbour  the candidate differs from the reference in exactly one parameter (a child
+//              against its parent, both unmeasured: much harder),
+//   child      a neighbour pair whose reference is measured (a point the model trained on) and
+//              whose candidate is not: exactly what a search asks about a child of a measured
+//              parent.
+// Disjoint pairs share no point. Pairs that share a point have dependent losses (one badly
+// forecast point spoils all its pairs), which the binomial test of Learn-then-Test does not
+// allow for: the guarantee is measured on disjoint pairs.
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpuforecast/core/config.hpp"
+
+namespace gpuforecast {
+
+struct CandidatePair {
+  std::size_t reference = 0;  // indices into the caller's points
+  std::size_t candidate = 0;
+  friend bool operator==(const CandidatePair&, const CandidatePair&) = default;
+};
+
+enum class PairKind { random, neighbour, child };
+
+[[nodiscard]] std::string_view to_string(PairKind k) noexcept;
+// "random" | "neighbour" (also "neighbor") | "child"; throws invalid_argument_error otherwise.
+[[nodiscard]] PairKind parse_pair_kind(std::string_view s);
+
+// `count` distinct ordered pairs of distinct indices below n, drawn uniformly with `seed`; all
+// n(n-1) of them (shuffled) when there are no more than `count`.
+// disjoint: a uniformly random matching instead, at most n / 2 pairs.
+[[nodiscard]] std::vector<CandidatePair> random_pairs(std::size_t n, std::size_t count, std::uint64_t seed,
+                                                      bool disjoint = false);
+
+// `count` distinct ordered pairs (i, j) whose configs differ in exactly one parameter value,
+// drawn uniformly among all such pairs with `seed`; all of them (shuffled) when there are no
+// more than `count`. Configs must share their parameter list (throws invalid_argument_error).
+// disjoint: neighbour pairs taken in random order while both points are still unused, each
+// pair's direction drawn at random (a random maximal matching of the neighbour graph).
+[[nodiscard]] std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std::size_t count,
+                                                         std::uint64_t seed, bool disjoint = false);
+
+// Neighbour pairs (i, j) with measured[i] and not measured[j], each j at most once (a parent
+// may have several children: their losses share only the parent, whose runtime the model
+// knows), `count` at most, drawn uniformly with `seed`.
+[[nodiscard]] std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                                     std::size_t count, std::uint64_t seed);
+
+// random or neighbour (child pairs need to know what is measured: child_pairs).
+[[nodiscard]] std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs,
+                                                      std::size_t count, std::uint64_t seed, bool disjoint = false);
+
+}  // namespace gpuforecast
