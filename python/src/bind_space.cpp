@@ -1,0 +1,139 @@
+// Space: a TuningSpace from a T1 file or from parameters and constraints; enumerate, sample,
+// and check a configuration with an error that names what is wrong with it.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/space/enumerate.hpp"
+
+namespace gpuforecast::python {
+
+namespace {
+
+nb::tuple to_tuple(const Config& c) {
+  nb::list l;
+  for (const auto& v : c.values()) l.append(from_value(v));
+  return nb::tuple(l);
+}
+
+nb::list to_tuples(const std::vector<Config>& configs) {
+  nb::list out;
+  for (const auto& c : configs) out.append(to_tuple(c));
+  return out;
+}
+
+std::string join_values(const std::vector<Value>& values) {
+  std::string s;
+  for (const auto& v : values) s += (s.empty() ? "" : ", ") + v.to_string();
+  return s;
+}
+
+// The configuration from a tuple in parameter order; errors name the parameter and value.
+Config config_from(const TuningSpace& space, nb::handle values) {
+  const auto& params = space.parameters();
+  if (nb::len(values) != params.size())
+    throw nb::value_error(fmt::format("a configuration of this space has {} values (one per parameter), got {}",
+                                      params.size(), nb::len(values)).c_str());
+  std::vector<Value> v;
+  v.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) v.push_back(to_value(values[i], params[i].name));
+  return space.make_config(std::move(v));
+}
+
+// Empty when valid; otherwise why not: the first value outside its list, or the constraints it breaks.
+std::string why_invalid(const TuningSpace& space, const Config& c) {
+  const auto& params = space.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& allowed = params[i].values;
+    if (std::find(allowed.begin(), allowed.end(), c[i]) == allowed.end())
+      return fmt::format("{}={} is not among the values of {} [{}]", params[i].name, c[i].to_string(), params[i].name,
+                         join_values(allowed));
+  }
+  if (space.is_valid(c)) return {};
+  std::string broken;
+  for (const auto& constraint : space.constraints()) {
+    const TuningSpace one(params, {constraint});
+    if (!one.is_valid(one.make_config(c.values()))) broken += (broken.empty() ? "\"" : ", \"") + constraint + "\"";
+  }
+  return fmt::format("[{}] breaks the constraint{} {}", c.to_string(), broken.find(", ") == std::string::npos ? "" : "s",
+                     broken);
+}
+
+}  // namespace
+
+void bind_space(nb::module_& m) {
+  nb::class_<TuningSpace>(m, "Space", "Named tunable parameters with value lists, plus constraint expressions.")
+      .def(
+          "__init__",
+          [](TuningSpace* self, nb::handle parameters, const std::vector<std::string>& constraints) {
+            // parameters: a sequence of (name, values) pairs, in parameter order
+            std::vector<Parameter> ps;
+            for (nb::handle item : parameters) {
+              if (nb::len(item) != 2)
+                throw nb::type_error(fmt::format("a parameter is a (name, values) pair, got {}",
+                                                 nb::cast<std::string>(nb::repr(item))).c_str());
+              Parameter p;
+              p.name = nb::cast<std::string>(item[0]);
+              for (nb::handle v : nb::iter(item[1])) p.values.push_back(to_value(v, p.name));
+              if (p.values.empty()) throw nb::value_error(fmt::format("parameter {} has no values", p.name).c_str());
+              ps.push_back(std::move(p));
+            }
+            new (self) TuningSpace(std::move(ps), constraints);
+          },
+          nb::arg("parameters"), nb::arg("constraints") = std::vector<std::string>{})
+      .def_static(
+          "from_t1",
+          [](const std::string& path) {
+            nb::gil_scoped_release release;
+            return read_t1(path).space;
+          },
+          nb::arg("path"), "The tuning space of a T1 file (its Conditions become the constraints).")
+      .def_prop_ro("names", [](const TuningSpace& s) { return *s.names(); }, "Parameter names, in order.")
+      .def_prop_ro(
+          "parameters",
+          [](const TuningSpace& s) {
+            nb::dict d;
+            for (const auto& p : s.parameters()) {
+              nb::list l;
+              for (const auto& v : p.values) l.append(from_value(v));
+              d[p.name.c_str()] = l;
+            }
+            return d;
+          },
+          "Every parameter's values (a dict in parameter order), as Kernel Tuner's tune_params.")
+      .def_prop_ro("constraints", &TuningSpace::constraints)
+      .def_prop_ro("cartesian_size", &TuningSpace::cartesian_size, "Size ignoring the constraints.")
+      .def(
+          "_enumerate",
+          [](const TuningSpace& s) {
+            std::vector<Config> all;
+            {
+              nb::gil_scoped_release release;
+              all = enumerate_valid(s);
+            }
+            return to_tuples(all);
+          })
+      .def(
+          "_sample",
+          [](const TuningSpace& s, std::size_t n, std::uint64_t seed) {
+            std::vector<Config> drawn;
+            {
+              nb::gil_scoped_release release;
+              drawn = sample_valid(s, n, seed);
+            }
+            return to_tuples(drawn);
+          },
+          nb::arg("n"), nb::arg("seed"))
+      .def("_why_invalid", [](const TuningSpace& s, nb::handle values) { return why_invalid(s, config_from(s, values)); },
+           nb::arg("values"));
+}
+
+}  // namespace gpuforecast::python
