@@ -95,7 +95,6 @@ class Strategy:
         self.kernel = kernel
         self.device = device
         self.options = {str(k): str(v) for k, v in options.items()}
-        self.trace: list = []  # (values, status, time_ms) of the last tune(), what our search saw
 
     def __repr__(self) -> str:
         return f"gpuforecast.kernel_tuner.Strategy(model={self.model_path or None!r}, seed={self.seed})"
@@ -118,8 +117,14 @@ class Strategy:
         if list(names) != list(searchspace.tune_params.keys()):
             raise ValueError("parameter order differs between Kernel Tuner and gpuforecast")
         cost_func = CostFunc(searchspace, tuning_options, runner, snap=False)
+        # Kernel Tuner 1.5 keeps the objective (and its direction) as a list; the search minimises the first.
         objective = tuning_options.objective
-        higher_is_better = bool(tuning_options.objective_higher_is_better)
+        higher_is_better = tuning_options.objective_higher_is_better
+        if isinstance(objective, (list, tuple)):
+            objective = objective[0]
+        if isinstance(higher_is_better, (list, tuple)):
+            higher_is_better = higher_is_better[0]
+        higher_is_better = bool(higher_is_better)
         valid = set(map(tuple, searchspace.list))
         max_fevals = tuning_options.get("max_fevals") if hasattr(tuning_options, "get") else None
         budget = len(valid) if not max_fevals else min(int(max_fevals), len(valid))
@@ -153,7 +158,7 @@ class Strategy:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore" if not tuning_options.get("verbose", False) else "default")
-                self.trace = _native._surrogate_search(space, kernel, device, _problem_size(runner), measure, budget,
+                _native._surrogate_search(space, kernel, device, _problem_size(runner), measure, budget,
                                                        self.seed, self.model_path, self.surrogate, self.options)
         except StopCriterionReached as e:
             if tuning_options.get("verbose", False):

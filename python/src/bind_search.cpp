@@ -46,30 +46,44 @@ struct PythonBenchmarker {
         for (const auto& v : c.config.values()) values.append(from_value(v));
         batch.append(nb::tuple(values));
       }
-      nb::object results = nb::borrow(measure_fn)(batch);
-      if (nb::len(results) != candidates.size())
+      nb::object returned = nb::borrow(measure_fn)(batch);
+      PyObject* as_list = PySequence_List(returned.ptr());
+      if (!as_list) throw nb::python_error();
+      nb::list results = nb::steal<nb::list>(as_list);
+      if (results.size() != candidates.size())
         throw invalid_argument_error(fmt::format("measure returned {} results for {} configurations",
-                                                 nb::len(results), candidates.size()));
+                                                 results.size(), candidates.size()));
       std::vector<Measurement> out;
       out.reserve(candidates.size());
       for (std::size_t i = 0; i < candidates.size(); ++i) {
-        nb::handle r = results[i];
-        if (nb::len(r) != 3)
+        nb::object item = results[i];
+        PyObject* as_tuple = PySequence_Check(item.ptr()) ? PySequence_Tuple(item.ptr()) : nullptr;
+        if (!as_tuple) PyErr_Clear();
+        if (!as_tuple || PyTuple_GET_SIZE(as_tuple) != 3) {
+          Py_XDECREF(as_tuple);
           throw invalid_argument_error(fmt::format("measure: result {} is not a (status, time_ms, cost_s) triple: {}", i,
-                                                   nb::cast<std::string>(nb::repr(r))));
+                                                   repr_of(item)));
+        }
+        nb::tuple r = nb::steal<nb::tuple>(as_tuple);
         Measurement m;
-        m.status = parse_status(nb::cast<std::string>(r[0]));
+        if (!PyUnicode_Check(r[0].ptr()))
+          throw invalid_argument_error(fmt::format("measure: result {} has status {}, expected a str such as \"ok\"", i,
+                                                   repr_of(r[0])));
+        const std::string status = utf8(r[0], "status");
+        m.status = parse_status(status);
         if (m.ok()) {
-          const double t = nb::cast<double>(r[1]);
+          const double t = r[1].is_none() ? std::nan("") : PyFloat_AsDouble(r[1].ptr());
+          if (PyErr_Occurred()) throw nb::python_error();
           if (!(t > 0) || !std::isfinite(t))
             throw invalid_argument_error(fmt::format("measure: configuration [{}] has status ok but time {}",
-                                                     candidates[i].config.to_string(), t));
+                                                     candidates[i].config.to_string(), repr_of(r[1])));
           m.median_ms = m.ci_low_ms = m.ci_high_ms = t;
           m.samples_ms = {t};
         } else {
-          m.reason = nb::cast<std::string>(r[0]);
+          m.reason = status;
         }
-        m.cost_s = r[2].is_none() ? 0.0 : nb::cast<double>(r[2]);
+        m.cost_s = r[2].is_none() ? 0.0 : PyFloat_AsDouble(r[2].ptr());
+        if (PyErr_Occurred()) throw nb::python_error();
         out.push_back(std::move(m));
       }
       return out;

@@ -73,16 +73,14 @@ void bind_space(nb::module_& m) {
   nb::class_<TuningSpace>(m, "Space", "Named tunable parameters with value lists, plus constraint expressions.")
       .def(
           "__init__",
-          [](TuningSpace* self, nb::handle parameters, const std::vector<std::string>& constraints) {
-            // parameters: a sequence of (name, values) pairs, in parameter order
+          [](TuningSpace* self, const std::vector<std::pair<std::string, nb::object>>& parameters,
+             const std::vector<std::string>& constraints) {
+            // parameters: (name, values) pairs, in parameter order
             std::vector<Parameter> ps;
-            for (nb::handle item : parameters) {
-              if (nb::len(item) != 2)
-                throw nb::type_error(fmt::format("a parameter is a (name, values) pair, got {}",
-                                                 nb::cast<std::string>(nb::repr(item))).c_str());
+            for (const auto& [name, values] : parameters) {
               Parameter p;
-              p.name = nb::cast<std::string>(item[0]);
-              for (nb::handle v : nb::iter(item[1])) p.values.push_back(to_value(v, p.name));
+              p.name = name;
+              for (nb::handle v : nb::iter(values)) p.values.push_back(to_value(v, p.name));
               if (p.values.empty()) throw nb::value_error(fmt::format("parameter {} has no values", p.name).c_str());
               ps.push_back(std::move(p));
             }

@@ -9,8 +9,27 @@
 
 namespace gpuforecast::python {
 
+std::string utf8(nb::handle h, const char* what) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_Check(h.ptr()) ? PyUnicode_AsUTF8AndSize(h.ptr(), &size) : nullptr;
+  if (!text) {
+    PyErr_Clear();
+    throw nb::type_error(fmt::format("{} must be a str, got {}", what, repr_of(h)).c_str());
+  }
+  return std::string(text, static_cast<std::size_t>(size));
+}
+
+std::string repr_of(nb::handle h) {
+  PyObject* r = PyObject_Repr(h.ptr());
+  if (!r) {
+    PyErr_Clear();
+    return "<unprintable object>";
+  }
+  nb::object owned = nb::steal(r);
+  return utf8(owned);
+}
+
 namespace {
-std::string repr_of(nb::handle h) { return nb::cast<std::string>(nb::repr(h)); }
 
 using IntColumn = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu>;
 using FloatColumn = nb::ndarray<const double, nb::ndim<1>, nb::device::cpu>;
@@ -26,7 +45,7 @@ Value to_value(nb::handle o, const std::string& parameter) {
     return Value(static_cast<std::int64_t>(v));
   }
   if (PyFloat_Check(o.ptr())) return Value(PyFloat_AS_DOUBLE(o.ptr()));
-  if (PyUnicode_Check(o.ptr())) return Value(nb::cast<std::string>(o));
+  if (PyUnicode_Check(o.ptr())) return Value(utf8(o));
   // numpy scalars (np.int64(16), np.float32(0.5)) turn into Python numbers with .item()
   if (nb::hasattr(o, "item") && nb::hasattr(o, "dtype")) {
     nb::object item = o.attr("item")();
@@ -35,7 +54,7 @@ Value to_value(nb::handle o, const std::string& parameter) {
       return to_value(item, parameter);
   }
   throw nb::type_error(fmt::format("parameter {}: value {} of type {} is not an int, float or str", parameter,
-                                   repr_of(o), nb::cast<std::string>(nb::str(o.type().attr("__name__"))))
+                                   repr_of(o), utf8(o.type().attr("__name__")))
                            .c_str());
 }
 

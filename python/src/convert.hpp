@@ -15,6 +15,10 @@ namespace gpuforecast::python {
 
 namespace nb = nanobind;
 
+// The text of a Python str (TypeError naming `what` otherwise), and repr() of anything.
+[[nodiscard]] std::string utf8(nb::handle str, const char* what = "value");
+[[nodiscard]] std::string repr_of(nb::handle object);
+
 // int (and bool, numpy integers) -> integer, float -> floating point, str -> string.
 // Raises TypeError naming `parameter` for anything else (None, lists, ...).
 [[nodiscard]] Value to_value(nb::handle object, const std::string& parameter);
