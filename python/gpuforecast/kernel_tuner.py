@@ -126,7 +126,10 @@ class Strategy:
             higher_is_better = higher_is_better[0]
         higher_is_better = bool(higher_is_better)
         valid = set(map(tuple, searchspace.list))
-        max_fevals = tuning_options.get("max_fevals") if hasattr(tuning_options, "get") else None
+        # Kernel Tuner 1.5 keeps its budget in tuning_options.budget (max_fevals already capped at
+        # the space's size); a time limit is enforced by Kernel Tuner inside the CostFunc.
+        tuning_budget = tuning_options.get("budget") if hasattr(tuning_options, "get") else None
+        max_fevals = getattr(tuning_budget, "max_fevals", None) or tuning_options.get("max_fevals", None)
         budget = len(valid) if not max_fevals else min(int(max_fevals), len(valid))
 
         def measure(batch: list[tuple]) -> list[tuple]:
@@ -144,8 +147,11 @@ class Strategy:
                     raise StopCriterionReached("budget exhausted")
                 value = r.get(objective)
                 seconds = sum(float(r.get(k, 0) or 0) for k in ("compile_time", "benchmark_time", "verification_time")) / 1000
-                if isinstance(value, ErrorConfig) or value is None or not np.isfinite(float(value)):
-                    out.append((type(value).__name__ if isinstance(value, ErrorConfig) else "invalid", None, seconds))
+                # A failure is an ErrorConfig live, and its name ("RuntimeFailedConfig") from a cache.
+                failure = type(value).__name__ if isinstance(value, ErrorConfig) else value if isinstance(value, str) else None
+                if failure is not None or value is None or not np.isfinite(float(value)):
+                    known = ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig")
+                    out.append((failure if failure in known else "runtime_failed", None, seconds))
                 else:
                     v = float(value)
                     if higher_is_better:
