@@ -80,13 +80,18 @@ class Model:
         return kernels[0] if len(kernels) == 1 else ""
 
     def forecast(self, configs, device: str, problem_size=None, reference_ms: float | None = None,
-                 kernel: str | None = None, parameters: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+                 kernel: str | None = None, parameters: Sequence[str] | None = None,
+                 space: Space | None = None) -> dict[str, np.ndarray]:
         """Calibrated forecasts of many configurations in one batch.
 
         configs: a list of dicts {parameter: value} or a pandas DataFrame with one column per
         parameter. device: a GPU name ("A100", "NVIDIA RTX A4000"). kernel: the space the model
         knows it by (default: the model's only kernel). reference_ms: a measured runtime; when
         given, the result also holds "bin_probabilities" (n x 8, the half-octave speedup bins).
+
+        space: the kernel's Space; when given, every configuration must have exactly its
+        parameters and lie inside it (KeyError / ValueError naming the parameter or value). The
+        model alone cannot tell a missing parameter from one it never saw in training.
 
         Returns numpy arrays of length n: median_ms, lower_ms, upper_ms (surrogate 5/95%),
         interval_low_ms, interval_high_ms (calibrated), p_fail, confidence, spread, defer (bool).
@@ -96,6 +101,19 @@ class Model:
         if reference_ms is not None and not isinstance(reference_ms, (int, float, np.number)):
             raise TypeError(f"reference_ms must be a number, got {reference_ms!r}")
         names, columns = columns_of(configs, parameters)
+        if space is not None:
+            if not isinstance(space, Space):
+                raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
+            missing = [p for p in space.names if p not in names]
+            unknown = [p for p in names if p not in space.names]
+            if missing or unknown:
+                raise KeyError(f"configurations lack parameter(s) {', '.join(missing) or '-'} and have unknown "
+                               f"parameter(s) {', '.join(unknown) or '-'} of the space ({', '.join(space.names)})")
+            order = [names.index(p) for p in space.names]
+            names, columns = list(space.names), [columns[i] for i in order]
+            bad = space._first_invalid_row(columns)
+            if bad is not None:
+                raise ValueError(f"configs[{bad[0]}]: {bad[1]}")
         return self._native._forecast(self._kernel(kernel), device, _problem_size(problem_size), names, columns,
                                       None if reference_ms is None else float(reference_ms))
 

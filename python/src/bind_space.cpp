@@ -130,6 +130,17 @@ void bind_space(nb::module_& m) {
             return to_tuples(drawn);
           },
           nb::arg("n"), nb::arg("seed"))
+      .def(
+          "_first_invalid_row",
+          [](const TuningSpace& s, nb::handle columns) -> nb::object {
+            // columns in the space's parameter order; (row, why) of the first configuration
+            // outside the space, or None
+            const auto configs = configs_from_columns(s.names(), columns);
+            for (std::size_t r = 0; r < configs.size(); ++r)
+              if (!s.is_valid(configs[r])) return nb::make_tuple(r, why_invalid(s, configs[r]));
+            return nb::none();
+          },
+          nb::arg("columns"))
       .def("_why_invalid", [](const TuningSpace& s, nb::handle values) { return why_invalid(s, config_from(s, values)); },
            nb::arg("values"));
 }
