@@ -94,7 +94,8 @@ class Strategy:
         self.seed = int(seed)
         self.kernel = kernel
         self.device = device
-        self.options = {str(k): str(v) for k, v in options.items()}
+        # the C++ options table parses text; Python's True/False become "true"/"false"
+        self.options = {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
 
     def __repr__(self) -> str:
         return f"gpuforecast.kernel_tuner.Strategy(model={self.model_path or None!r}, seed={self.seed})"
