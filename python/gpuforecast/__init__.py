@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -199,51 +199,3 @@ class CacheData:
 def read_cache(path) -> CacheData:
     """Reads a Kernel Tuner cache file or a T4 results file (.json or .json.gz, by content)."""
     return CacheData(_native._read_cache(_path(path, "path")))
-
-
-def _space_enumerate(self) -> list[dict]:
-    """Every configuration that satisfies the constraints, as dicts."""
-    names = self.names
-    return [dict(zip(names, t)) for t in self._enumerate()]
-
-
-def _space_sample(self, n: int, seed: int = 0) -> list[dict]:
-    """n distinct valid configurations drawn uniformly; the same seed gives the same sample."""
-    if not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
-    names = self.names
-    return [dict(zip(names, t)) for t in self._sample(int(n), int(seed))]
-
-
-def _space_values(self, config) -> tuple:
-    if isinstance(config, Mapping):
-        missing = [p for p in self.names if p not in config]
-        if missing:
-            raise KeyError(f"configuration {dict(config)!r} lacks parameter(s) {', '.join(missing)}")
-        unknown = [k for k in config if k not in self.names]
-        if unknown:
-            raise KeyError(f"configuration {dict(config)!r} names unknown parameter(s) {', '.join(map(str, unknown))}")
-        return tuple(config[p] for p in self.names)
-    return tuple(config)
-
-
-def _space_check(self, config) -> None:
-    """Raises ValueError naming the value or the constraints when `config` is not in the space."""
-    why = self._why_invalid(_space_values(self, config))
-    if why:
-        raise ValueError(why)
-
-
-def _space_contains(self, config) -> bool:
-    try:
-        values = _space_values(self, config)
-    except KeyError:
-        return False
-    return not self._why_invalid(values)
-
-
-Space.enumerate = _space_enumerate
-Space.sample = _space_sample
-Space.check = _space_check
-Space.contains = _space_contains
-Space.__contains__ = _space_contains

@@ -18,15 +18,15 @@ namespace gpuforecast::python {
 
 namespace {
 
-nb::tuple to_tuple(const Config& c) {
-  nb::list l;
-  for (const auto& v : c.values()) l.append(from_value(v));
-  return nb::tuple(l);
-}
-
-nb::list to_tuples(const std::vector<Config>& configs) {
+nb::list to_dicts(const TuningSpace& s, const std::vector<Config>& configs) {
+  std::vector<nb::str> keys;
+  for (const auto& n : *s.names()) keys.emplace_back(n.c_str(), n.size());
   nb::list out;
-  for (const auto& c : configs) out.append(to_tuple(c));
+  for (const auto& c : configs) {
+    nb::dict d;
+    for (std::size_t i = 0; i < keys.size(); ++i) d[keys[i]] = from_value(c[i]);
+    out.append(d);
+  }
   return out;
 }
 
@@ -36,9 +36,30 @@ std::string join_values(const std::vector<Value>& values) {
   return s;
 }
 
-// The configuration from a tuple in parameter order; errors name the parameter and value.
+// The configuration from a dict {parameter: value} or a sequence in parameter order; errors
+// name the missing or unknown parameter, or the parameter and its value.
 Config config_from(const TuningSpace& space, nb::handle values) {
   const auto& params = space.parameters();
+  if (PyDict_Check(values.ptr())) {
+    nb::dict d = nb::borrow<nb::dict>(values);
+    std::string missing, unknown;
+    for (const auto& p : params)
+      if (!d.contains(p.name.c_str())) missing += (missing.empty() ? "" : ", ") + p.name;
+    for (auto [key, value] : d) {
+      const std::string k = PyUnicode_Check(key.ptr()) ? utf8(key) : repr_of(key);
+      if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == k; }))
+        unknown += (unknown.empty() ? "" : ", ") + k;
+    }
+    if (!missing.empty() || !unknown.empty())
+      throw nb::key_error(fmt::format("configuration {} {}{}{}", repr_of(values),
+                                      missing.empty() ? "" : "lacks parameter(s) " + missing,
+                                      !missing.empty() && !unknown.empty() ? " and " : "",
+                                      unknown.empty() ? "" : "names unknown parameter(s) " + unknown).c_str());
+    std::vector<Value> v;
+    v.reserve(params.size());
+    for (const auto& p : params) v.push_back(to_value(d[p.name.c_str()], p.name));
+    return space.make_config(std::move(v));
+  }
   if (nb::len(values) != params.size())
     throw nb::value_error(fmt::format("a configuration of this space has {} values (one per parameter), got {}",
                                       params.size(), nb::len(values)).c_str());
@@ -110,26 +131,57 @@ void bind_space(nb::module_& m) {
       .def_prop_ro("constraints", &TuningSpace::constraints)
       .def_prop_ro("cartesian_size", &TuningSpace::cartesian_size, "Size ignoring the constraints.")
       .def(
-          "_enumerate",
+          "enumerate",
           [](const TuningSpace& s) {
             std::vector<Config> all;
             {
               nb::gil_scoped_release release;
               all = enumerate_valid(s);
             }
-            return to_tuples(all);
-          })
+            return to_dicts(s, all);
+          },
+          "Every configuration that satisfies the constraints, as dicts, first parameter slowest.")
       .def(
-          "_sample",
+          "sample",
           [](const TuningSpace& s, std::size_t n, std::uint64_t seed) {
             std::vector<Config> drawn;
             {
               nb::gil_scoped_release release;
               drawn = sample_valid(s, n, seed);
             }
-            return to_tuples(drawn);
+            return to_dicts(s, drawn);
           },
-          nb::arg("n"), nb::arg("seed"))
+          nb::arg("n"), nb::arg("seed") = 0,
+          "n distinct valid configurations drawn uniformly (fewer if the space is smaller); the same seed gives the same sample.")
+      .def(
+          "check",
+          [](const TuningSpace& s, nb::handle config) {
+            const std::string why = why_invalid(s, config_from(s, config));
+            if (!why.empty()) throw nb::value_error(why.c_str());
+          },
+          nb::arg("config"),
+          "Raises KeyError for missing or unknown parameters, TypeError for a value of the wrong type, and "
+          "ValueError naming the value outside its list or the constraints broken.")
+      .def(
+          "contains",
+          [](const TuningSpace& s, nb::handle config) {
+            try {
+              return why_invalid(s, config_from(s, config)).empty();
+            } catch (const nb::builtin_exception&) {
+              return false;
+            }
+          },
+          nb::arg("config"), "True when check() would pass.")
+      .def(
+          "__contains__",
+          [](const TuningSpace& s, nb::handle config) {
+            try {
+              return why_invalid(s, config_from(s, config)).empty();
+            } catch (const nb::builtin_exception&) {
+              return false;
+            }
+          },
+          nb::arg("config"))
       .def(
           "_first_invalid_row",
           [](const TuningSpace& s, nb::handle columns) -> nb::object {
@@ -140,9 +192,7 @@ void bind_space(nb::module_& m) {
               if (!s.is_valid(configs[r])) return nb::make_tuple(r, why_invalid(s, configs[r]));
             return nb::none();
           },
-          nb::arg("columns"))
-      .def("_why_invalid", [](const TuningSpace& s, nb::handle values) { return why_invalid(s, config_from(s, values)); },
-           nb::arg("values"));
+          nb::arg("columns"));
 }
 
 }  // namespace gpuforecast::python
