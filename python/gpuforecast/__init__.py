@@ -1,0 +1,201 @@
+"""gpuforecast: forecast GPU kernel runtimes, know when to trust the forecast, measure when not.
+
+    import gpuforecast
+    model = gpuforecast.load("model.gfm")
+    out = model.forecast([{"block_size_x": 32, ...}], device="A100", problem_size=[4096, 4096])
+    out["median_ms"], out["defer"]
+
+The work is done by the C++ library (module gpuforecast._gpuforecast); this package turns
+Python and pandas data into its inputs and its results into numpy arrays.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Sequence
+
+import numpy as np
+
+from . import _gpuforecast as _native
+from ._gpuforecast import (  # noqa: F401  (re-exported)
+    CudaError,
+    Error,
+    ExpressionError,
+    InputError,
+    InvalidArgumentError,
+    ModelFileError,
+    Space,
+    UnknownDeviceError,
+    surrogate_names,
+)
+from ._columns import columns_of
+
+__version__ = _native.__version__
+
+__all__ = [
+    "Model", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "surrogate_names",
+    "Error", "InputError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
+    "CudaError",
+]
+
+
+def _problem_size(problem_size) -> list[int]:
+    if problem_size is None:
+        return []
+    if isinstance(problem_size, (int, np.integer)):
+        return [int(problem_size)]
+    try:
+        return [int(x) for x in problem_size]
+    except (TypeError, ValueError):
+        raise TypeError(f"problem_size must be an int or a sequence of ints, got {problem_size!r}") from None
+
+
+def _path(p, what: str) -> str:
+    if not isinstance(p, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a path (str or os.PathLike), got {p!r}")
+    return os.fspath(p)
+
+
+class Model:
+    """A trained model file in memory (load(), train() or calibrate()); immutable and thread-safe."""
+
+    def __init__(self, native: _native.Model):
+        self._native = native
+
+    @property
+    def info(self) -> dict:
+        """Surrogate kind, calibration, and the kernels and devices it was trained on."""
+        return self._native.info
+
+    def __repr__(self) -> str:
+        i = self.info
+        return f"<gpuforecast.Model {i['surrogate_kind']} from {i['path']!r}, calibrated={i['calibrated']}>"
+
+    def _kernel(self, kernel: str | None) -> str:
+        if kernel is not None:
+            if not isinstance(kernel, str):
+                raise TypeError(f"kernel must be a str, got {kernel!r}")
+            return kernel
+        kernels = self.info["kernels"]
+        return kernels[0] if len(kernels) == 1 else ""
+
+    def forecast(self, configs, device: str, problem_size=None, reference_ms: float | None = None,
+                 kernel: str | None = None, parameters: Sequence[str] | None = None,
+                 space: Space | None = None) -> dict[str, np.ndarray]:
+        """Calibrated forecasts of many configurations in one batch.
+
+        configs: a list of dicts {parameter: value} or a pandas DataFrame with one column per
+        parameter. device: a GPU name ("A100", "NVIDIA RTX A4000"). kernel: the space the model
+        knows it by (default: the model's only kernel). reference_ms: a measured runtime; when
+        given, the result also holds "bin_probabilities" (n x 8, the half-octave speedup bins).
+
+        space: the kernel's Space; when given, every configuration must have exactly its
+        parameters and lie inside it (KeyError / ValueError naming the parameter or value). The
+        model alone cannot tell a missing parameter from one it never saw in training.
+
+        Returns numpy arrays of length n: median_ms, lower_ms, upper_ms (surrogate 5/95%),
+        interval_low_ms, interval_high_ms (calibrated), p_fail, confidence, spread, defer (bool).
+        """
+        if not isinstance(device, str):
+            raise TypeError(f"device must be a GPU name (str), got {device!r}")
+        if reference_ms is not None and not isinstance(reference_ms, (int, float, np.number)):
+            raise TypeError(f"reference_ms must be a number, got {reference_ms!r}")
+        names, columns = columns_of(configs, parameters)
+        if space is not None:
+            if not isinstance(space, Space):
+                raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
+            missing = [p for p in space.names if p not in names]
+            unknown = [p for p in names if p not in space.names]
+            if missing or unknown:
+                raise KeyError(f"configurations lack parameter(s) {', '.join(missing) or '-'} and have unknown "
+                               f"parameter(s) {', '.join(unknown) or '-'} of the space ({', '.join(space.names)})")
+            order = [names.index(p) for p in space.names]
+            names, columns = list(space.names), [columns[i] for i in order]
+            bad = space._first_invalid_row(columns)
+            if bad is not None:
+                raise ValueError(f"configs[{bad[0]}]: {bad[1]}")
+        return self._native._forecast(self._kernel(kernel), device, _problem_size(problem_size), names, columns,
+                                      None if reference_ms is None else float(reference_ms))
+
+
+def load(path) -> Model:
+    """Reads a model file written by train() / calibrate() or `gpuforecast train`."""
+    return Model(_native._load(_path(path, "path")))
+
+
+def _files(files) -> list[str]:
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    out = [_path(f, "every file") for f in files]
+    if not out:
+        raise ValueError("give at least one measurement file")
+    return out
+
+
+def train(files, surrogate: str = "default", out=None, seed: int = 0) -> Model:
+    """Fits a surrogate on Kernel Tuner cache / T4 files and writes it to `out` (a temporary
+    file when None). The model defers every decision until it is calibrated (calibrate())."""
+    if not isinstance(surrogate, str):
+        raise TypeError(f"surrogate must be a name such as 'xgboost', got {surrogate!r}")
+    if out is None:
+        fd, out = tempfile.mkstemp(suffix=".gfm", prefix="gpuforecast-")
+        os.close(fd)
+    out = _path(out, "out")
+    _native._train(_files(files), out, surrogate, int(seed))
+    return load(out)
+
+
+def calibrate(model, files, out=None, alpha: float = 0.1, delta: float = 0.1, risk_alpha: float | None = None,
+              method: str = "split", group_by: str = "none", loss: str = "relative_error", tolerance: float = 0.1,
+              confidence: str = "interval_width", deferral_fraction: float = 0.0, seed: int = 0) -> Model:
+    """Adds conformal intervals and the Learn-then-Test deferral rule, fitted on measurements the
+    surrogate did not train on, and writes the model to `out` (default: over the model's file)."""
+    model_path = model.info["path"] if isinstance(model, Model) else _path(model, "model")
+    out = model_path if out is None else _path(out, "out")
+    _native._calibrate(model_path, _files(files), out, float(alpha), float(delta),
+                       None if risk_alpha is None else float(risk_alpha), method, group_by, loss, float(tolerance),
+                       confidence, float(deferral_fraction), int(seed))
+    return load(out)
+
+
+class CacheData:
+    """One measurement file (Kernel Tuner cache or T4, .json or .json.gz) as columns."""
+
+    def __init__(self, d: dict):
+        self.path: str = d["path"]
+        self.kernel: str = d["kernel"]
+        self.kernel_name: str = d["kernel_name"]
+        self.device: str = d["device"]
+        self.problem_size: list[int] = d["problem_size"]
+        self.parameters: list[str] = d["parameters"]
+        self.values: dict[str, list] = d["values"]
+        self.constraints: list[str] = d["constraints"]
+        self.columns: dict[str, list] = dict(zip(d["parameters"], d["columns"]))
+        self.status: list[str] = d["status"]
+        self.reason: list[str] = d["reason"]
+        self.median_ms: np.ndarray = d["median_ms"]
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def __repr__(self) -> str:
+        return f"<gpuforecast.CacheData {self.kernel} on {self.device}: {len(self)} entries>"
+
+    def configs(self) -> list[dict]:
+        return [dict(zip(self.parameters, row)) for row in zip(*self.columns.values())]
+
+    def space(self) -> Space:
+        """The file's parameters and value lists (without constraints)."""
+        return Space([(p, self.values[p]) for p in self.parameters], self.constraints)
+
+    def to_dataframe(self):
+        import pandas as pd
+        df = pd.DataFrame(self.columns)
+        df["status"] = self.status
+        df["median_ms"] = self.median_ms
+        return df
+
+
+def read_cache(path) -> CacheData:
+    """Reads a Kernel Tuner cache file or a T4 results file (.json or .json.gz, by content)."""
+    return CacheData(_native._read_cache(_path(path, "path")))

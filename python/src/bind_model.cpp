@@ -1,0 +1,245 @@
+// load(), Model.forecast(), train() and calibrate(): the application-facing API of forecast.hpp.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "api/model_impl.hpp"
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "gpuforecast/calibration/deferral.hpp"
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/calibration/mondrian_conformal.hpp"
+#include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/forecast.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+
+namespace gpuforecast::python {
+
+namespace {
+
+// A numpy array that owns its buffer.
+template <class T>
+nb::ndarray<nb::numpy, T> owned(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
+  auto* heap = new std::vector<T>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T>(heap->data(), shape, owner);
+}
+
+std::vector<Candidate> candidates_from(const Candidate& proto, const ParameterNames& names, nb::handle columns) {
+  std::vector<Config> configs = configs_from_columns(names, columns);
+  std::vector<Candidate> out(configs.size(), proto);
+  for (std::size_t i = 0; i < configs.size(); ++i) out[i].config = std::move(configs[i]);
+  return out;
+}
+
+ParameterNames names_from(const std::vector<std::string>& names) {
+  return std::make_shared<const std::vector<std::string>>(names);
+}
+
+// Decisions for every candidate: batch prediction, then the calibrator per row (with the
+// reference runtime when given, which adds the eight speedup-bin probabilities).
+std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> c, std::optional<double> reference_ms) {
+  if (!reference_ms) return forecast(model, c);
+  if (!(*reference_ms > 0) || !std::isfinite(*reference_ms))
+    throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
+  const auto& m = model.impl();
+  const auto f = m.surrogate.predict(c);
+  std::vector<Decision> out;
+  out.reserve(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (m.calibrator) {
+      out.push_back(m.calibrator->decide(c[i], f[i], *reference_ms));
+    } else {
+      // As forecast() does without a calibration: the surrogate's own interval, and defer.
+      Decision d;
+      d.forecast = f[i];
+      d.interval_low_ms = f[i].lower_ms;
+      d.interval_high_ms = f[i].upper_ms;
+      d.reason = "model is not calibrated (run gpuforecast calibrate): measure";
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {
+  const std::size_t n = d.size();
+  std::vector<double> median(n), lower(n), upper(n), low(n), high(n), p_fail(n), confidence(n), spread(n);
+  std::vector<std::uint8_t> defer(n);
+  std::vector<double> bins(with_bins ? n * speedup_bin_count : 0, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& x = d[i];
+    median[i] = x.forecast.median_ms;
+    lower[i] = x.forecast.lower_ms;
+    upper[i] = x.forecast.upper_ms;
+    low[i] = x.interval_low_ms;
+    high[i] = x.interval_high_ms;
+    p_fail[i] = x.forecast.p_fail;
+    confidence[i] = x.confidence;
+    spread[i] = x.forecast.spread;
+    defer[i] = x.defer ? 1 : 0;
+    if (with_bins && x.forecast.bin_probabilities)
+      for (int b = 0; b < speedup_bin_count; ++b) bins[i * speedup_bin_count + b] = (*x.forecast.bin_probabilities)[b];
+  }
+  nb::dict out;
+  out["median_ms"] = owned(std::move(median), {n});
+  out["lower_ms"] = owned(std::move(lower), {n});
+  out["upper_ms"] = owned(std::move(upper), {n});
+  out["interval_low_ms"] = owned(std::move(low), {n});
+  out["interval_high_ms"] = owned(std::move(high), {n});
+  out["p_fail"] = owned(std::move(p_fail), {n});
+  out["confidence"] = owned(std::move(confidence), {n});
+  out["spread"] = owned(std::move(spread), {n});
+  out["defer"] = nb::module_::import_("numpy").attr("asarray")(owned(std::move(defer), {n})).attr("astype")("bool");
+  if (with_bins) out["bin_probabilities"] = owned(std::move(bins), {n, static_cast<std::size_t>(speedup_bin_count)});
+  return out;
+}
+
+nb::dict info_dict(const Model& m) {
+  const ModelInfo& i = m.info();
+  nb::dict d;
+  d["path"] = i.path;
+  d["surrogate_kind"] = i.surrogate_kind;
+  d["calibrated"] = i.calibrated;
+  d["alpha"] = i.alpha;
+  d["risk_alpha"] = i.risk_alpha;
+  d["delta"] = i.delta;
+  d["acceptance_rate"] = i.acceptance_rate;
+  d["kernels"] = i.kernels;
+  d["devices"] = i.devices;
+  d["training_observations"] = i.training_observations;
+  d["calibration"] = i.calibration;
+  return d;
+}
+
+std::string train_file(const std::vector<std::string>& files, const std::string& out, const std::string& surrogate,
+                       std::uint64_t seed) {
+  auto model = make_surrogate(surrogate, seed);  // unknown names fail before reading data
+  const Dataset data = Dataset::load(files);
+  const auto observations = data.observations(false);
+  if (observations.empty()) throw invalid_argument_error("train: the files hold no measurements");
+  model.fit(observations);
+  save_surrogate(out, model, TrainingSummary::of(observations));
+  return model.kind();
+}
+
+std::string calibrate_file(const std::string& model_path, const std::vector<std::string>& files, const std::string& out,
+                           double alpha, double delta, std::optional<double> risk_alpha, const std::string& method,
+                           const std::string& group_by, const std::string& loss, double tolerance,
+                           const std::string& confidence, double deferral_fraction, std::uint64_t seed) {
+  ModelFile file = read_model_file(model_path);
+  const AnySurrogate surrogate = surrogate_from(file, model_path);
+  const Dataset data = Dataset::load(files);
+  std::vector<Candidate> cands;
+  std::vector<double> times;
+  for (const auto& o : data.observations(true))
+    if (o.measurement.median_ms > 0) {
+      cands.push_back(o.candidate);
+      times.push_back(o.measurement.median_ms);
+    }
+  if (cands.empty())
+    throw invalid_argument_error(fmt::format("calibrate: no successful measurements in the {} file(s)", files.size()));
+  CalibrationOptions o;
+  o.alpha = alpha;
+  o.risk_alpha = risk_alpha.value_or(alpha);
+  o.delta = delta;
+  o.score = parse_conformal_score(method);
+  o.group_by = parse_group_by(group_by);
+  o.loss = parse_deferral_loss(loss);
+  o.tolerance = tolerance;
+  o.confidence = parse_confidence_score(confidence);
+  o.deferral_fraction = deferral_fraction;
+  o.seed = seed;
+  const auto forecasts = surrogate.predict(cands);
+  const auto cal = SelectiveCalibrator::fit(cands, forecasts, times, o);
+  set_calibration_section(file, cal);
+  write_model_file(out, file);
+  return cal.describe();
+}
+
+}  // namespace
+
+void bind_model(nb::module_& m) {
+  nb::class_<Model>(m, "Model", "A trained (and possibly calibrated) model file in memory; immutable, thread-safe.")
+      .def_prop_ro("info", &info_dict, "What the model is: surrogate kind, calibration, kernels and devices trained on.")
+      .def(
+          "_forecast",
+          [](const Model& model, const std::string& kernel, const std::string& device,
+             const std::vector<std::int64_t>& problem_size, const std::vector<std::string>& names, nb::handle columns,
+             std::optional<double> reference_ms) {
+            const Candidate proto = prototype(kernel, device, problem_size);
+            const auto cands = candidates_from(proto, names_from(names), columns);
+            std::vector<Decision> decisions;
+            {
+              nb::gil_scoped_release release;
+              decisions = decide_all(model, cands, reference_ms);
+            }
+            return to_arrays(decisions, reference_ms.has_value());
+          },
+          nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("names"), nb::arg("columns"),
+          nb::arg("reference_ms").none() = nb::none())
+      .def(
+          "_time_forecast_in_cpp",
+          [](const Model& model, const std::string& kernel, const std::string& device,
+             const std::vector<std::int64_t>& problem_size, const std::vector<std::string>& names, nb::handle columns,
+             int repeats) {
+            // Seconds per batch of forecast() on candidates already built in C++: the reference
+            // the Python call is compared with (benchmarks/python_forecast_speed.py).
+            const Candidate proto = prototype(kernel, device, problem_size);
+            const auto cands = candidates_from(proto, names_from(names), columns);
+            nb::gil_scoped_release release;
+            std::vector<double> seconds;
+            for (int r = 0; r < repeats; ++r) {
+              const auto t0 = std::chrono::steady_clock::now();
+              auto d = forecast(model, cands);
+              seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+              if (d.size() != cands.size()) throw error("forecast returned a wrong count");
+            }
+            return seconds;
+          },
+          nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("names"), nb::arg("columns"),
+          nb::arg("repeats"));
+
+  m.def(
+      "_load",
+      [](const std::string& path) {
+        nb::gil_scoped_release release;
+        return load(path);
+      },
+      nb::arg("path"));
+  m.def(
+      "_train",
+      [](const std::vector<std::string>& files, const std::string& out, const std::string& surrogate, std::uint64_t seed) {
+        nb::gil_scoped_release release;
+        return train_file(files, out, surrogate, seed);
+      },
+      nb::arg("files"), nb::arg("out"), nb::arg("surrogate"), nb::arg("seed"));
+  m.def(
+      "_calibrate",
+      [](const std::string& model_path, const std::vector<std::string>& files, const std::string& out, double alpha,
+         double delta, std::optional<double> risk_alpha, const std::string& method, const std::string& group_by,
+         const std::string& loss, double tolerance, const std::string& confidence, double deferral_fraction,
+         std::uint64_t seed) {
+        nb::gil_scoped_release release;
+        return calibrate_file(model_path, files, out, alpha, delta, risk_alpha, method, group_by, loss, tolerance,
+                              confidence, deferral_fraction, seed);
+      },
+      nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("alpha"), nb::arg("delta"),
+      nb::arg("risk_alpha").none(), nb::arg("method"), nb::arg("group_by"), nb::arg("loss"), nb::arg("tolerance"),
+      nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"));
+  m.def("surrogate_names", &surrogate_names, "Surrogate kinds train() accepts in this build (besides \"default\").");
+}
+
+}  // namespace gpuforecast::python

@@ -1,0 +1,148 @@
+// The surrogate-filtered search (make_strategy("surrogate")) measuring through a Python
+// callable: the C++ search runs without the GIL and takes it back only to measure.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <exception>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/strategy_registry.hpp"
+
+namespace gpuforecast::python {
+
+namespace {
+
+// A Python exception raised while measuring (e.g. Kernel Tuner's StopCriterionReached),
+// carried out of the C++ search and raised again once the search has unwound.
+struct PendingPythonError {
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+};
+struct python_raised : std::exception {
+  const char* what() const noexcept override { return "a Python exception was raised while measuring"; }
+};
+
+// Benchmarker: calls measure(list of value tuples) -> list of (status, time_ms or None, cost_s).
+// Holds the callable without a reference (the caller keeps it alive) so that copies and the
+// destructor never touch Python objects without the GIL.
+struct PythonBenchmarker {
+  PyObject* measure_fn = nullptr;
+  PendingPythonError* pending = nullptr;
+
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::list batch;
+      for (const auto& c : candidates) {
+        nb::list values;
+        for (const auto& v : c.config.values()) values.append(from_value(v));
+        batch.append(nb::tuple(values));
+      }
+      nb::object returned = nb::borrow(measure_fn)(batch);
+      PyObject* as_list = PySequence_List(returned.ptr());
+      if (!as_list) throw nb::python_error();
+      nb::list results = nb::steal<nb::list>(as_list);
+      if (results.size() != candidates.size())
+        throw invalid_argument_error(fmt::format("measure returned {} results for {} configurations",
+                                                 results.size(), candidates.size()));
+      std::vector<Measurement> out;
+      out.reserve(candidates.size());
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        nb::object item = results[i];
+        PyObject* as_tuple = PySequence_Check(item.ptr()) ? PySequence_Tuple(item.ptr()) : nullptr;
+        if (!as_tuple) PyErr_Clear();
+        if (!as_tuple || PyTuple_GET_SIZE(as_tuple) != 3) {
+          Py_XDECREF(as_tuple);
+          throw invalid_argument_error(fmt::format("measure: result {} is not a (status, time_ms, cost_s) triple: {}", i,
+                                                   repr_of(item)));
+        }
+        nb::tuple r = nb::steal<nb::tuple>(as_tuple);
+        Measurement m;
+        if (!PyUnicode_Check(r[0].ptr()))
+          throw invalid_argument_error(fmt::format("measure: result {} has status {}, expected a str such as \"ok\"", i,
+                                                   repr_of(r[0])));
+        const std::string status = utf8(r[0], "status");
+        m.status = parse_status(status);
+        if (m.ok()) {
+          const double t = r[1].is_none() ? std::nan("") : PyFloat_AsDouble(r[1].ptr());
+          if (PyErr_Occurred()) throw nb::python_error();
+          if (!(t > 0) || !std::isfinite(t))
+            throw invalid_argument_error(fmt::format("measure: configuration [{}] has status ok but time {}",
+                                                     candidates[i].config.to_string(), repr_of(r[1])));
+          m.median_ms = m.ci_low_ms = m.ci_high_ms = t;
+          m.samples_ms = {t};
+        } else {
+          m.reason = status;
+        }
+        m.cost_s = r[2].is_none() ? 0.0 : PyFloat_AsDouble(r[2].ptr());
+        if (PyErr_Occurred()) throw nb::python_error();
+        out.push_back(std::move(m));
+      }
+      return out;
+    } catch (nb::python_error& e) {
+      e.restore();
+      PyErr_Fetch(&pending->type, &pending->value, &pending->traceback);
+      throw python_raised();
+    }
+  }
+};
+static_assert(Benchmarker<PythonBenchmarker>);
+
+nb::list trace_to_python(const SearchContext& ctx) {
+  nb::list out;
+  for (const auto& e : ctx.trace().entries()) {
+    nb::list values;
+    for (const auto& v : e.config.values()) values.append(from_value(v));
+    out.append(nb::make_tuple(nb::tuple(values), std::string(to_string(e.measurement.status)),
+                              e.measurement.ok() ? nb::cast(e.measurement.median_ms) : nb::none()));
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_search(nb::module_& m) {
+  m.def(
+      "_surrogate_search",
+      [](const TuningSpace& space, const std::string& kernel, const std::string& device,
+         const std::vector<std::int64_t>& problem_size, nb::object measure, std::size_t max_measurements,
+         std::uint64_t seed, const std::string& model_path, const std::string& surrogate,
+         const std::map<std::string, std::string>& options) {
+        StrategySettings settings;
+        settings.seed = seed;
+        settings.model_path = model_path;
+        settings.surrogate = surrogate;
+        settings.options = options;
+        AnyStrategy strategy = make_strategy("surrogate", settings);  // bad options fail before measuring
+        PendingPythonError pending;
+        SearchContext ctx(space, prototype(kernel, device, problem_size),
+                          PythonBenchmarker{measure.ptr(), &pending}, Budget{max_measurements, 0});
+        bool raised = false;
+        {
+          nb::gil_scoped_release release;
+          try {
+            strategy.run(ctx);
+          } catch (const python_raised&) {
+            raised = true;
+          }
+        }
+        if (raised) {
+          PyErr_Restore(pending.type, pending.value, pending.traceback);
+          throw nb::python_error();
+        }
+        return trace_to_python(ctx);
+      },
+      nb::arg("space"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("measure"),
+      nb::arg("max_measurements"), nb::arg("seed"), nb::arg("model_path"), nb::arg("surrogate"), nb::arg("options"),
+      "Runs the surrogate-filtered search; `measure` is called with batches of value tuples.");
+}
+
+}  // namespace gpuforecast::python

@@ -1,0 +1,132 @@
+#include "convert.hpp"
+
+#include <nanobind/ndarray.h>
+
+#include <fmt/core.h>
+
+#include "gpuforecast/core/device.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast::python {
+
+std::string utf8(nb::handle h, const char* what) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_Check(h.ptr()) ? PyUnicode_AsUTF8AndSize(h.ptr(), &size) : nullptr;
+  if (!text) {
+    PyErr_Clear();
+    throw nb::type_error(fmt::format("{} must be a str, got {}", what, repr_of(h)).c_str());
+  }
+  return std::string(text, static_cast<std::size_t>(size));
+}
+
+std::string repr_of(nb::handle h) {
+  PyObject* r = PyObject_Repr(h.ptr());
+  if (!r) {
+    PyErr_Clear();
+    return "<unprintable object>";
+  }
+  nb::object owned = nb::steal(r);
+  return utf8(owned);
+}
+
+namespace {
+
+using IntColumn = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu>;
+using FloatColumn = nb::ndarray<const double, nb::ndim<1>, nb::device::cpu>;
+}  // namespace
+
+Value to_value(nb::handle o, const std::string& parameter) {
+  if (PyBool_Check(o.ptr())) return Value(static_cast<std::int64_t>(o.ptr() == Py_True));
+  if (PyLong_Check(o.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+    if (overflow != 0)
+      throw nb::value_error(fmt::format("parameter {}: value {} does not fit in 64 bits", parameter, repr_of(o)).c_str());
+    return Value(static_cast<std::int64_t>(v));
+  }
+  if (PyFloat_Check(o.ptr())) return Value(PyFloat_AS_DOUBLE(o.ptr()));
+  if (PyUnicode_Check(o.ptr())) return Value(utf8(o));
+  // numpy scalars (np.int64(16), np.float32(0.5)) turn into Python numbers with .item()
+  if (nb::hasattr(o, "item") && nb::hasattr(o, "dtype")) {
+    nb::object item = o.attr("item")();
+    if (PyLong_Check(item.ptr()) || PyFloat_Check(item.ptr()) || PyUnicode_Check(item.ptr()) ||
+        PyBool_Check(item.ptr()))
+      return to_value(item, parameter);
+  }
+  throw nb::type_error(fmt::format("parameter {}: value {} of type {} is not an int, float or str", parameter,
+                                   repr_of(o), utf8(o.type().attr("__name__")))
+                           .c_str());
+}
+
+nb::object from_value(const Value& v) {
+  if (v.is_int()) return nb::int_(v.as_int());
+  if (v.is_float()) return nb::float_(v.as_double());
+  return nb::str(v.as_string().c_str(), v.as_string().size());
+}
+
+std::vector<Config> configs_from_columns(const ParameterNames& names, nb::handle columns) {
+  const std::size_t n_params = names->size();
+  if (nb::len(columns) != n_params)
+    throw nb::value_error(fmt::format("expected {} columns (one per parameter), got {}", n_params, nb::len(columns)).c_str());
+  std::vector<std::vector<Value>> values;  // values[row][param]
+  std::size_t rows = 0;
+  for (std::size_t p = 0; p < n_params; ++p) {
+    nb::handle column = columns[p];
+    const std::string& name = (*names)[p];
+    std::size_t n = 0;
+    auto fill = [&](std::size_t count, auto&& at) {
+      if (p == 0) {
+        rows = count;
+        values.assign(rows, std::vector<Value>(n_params));
+      } else if (count != rows) {
+        throw nb::value_error(fmt::format("parameter {} has {} values but {} has {}", name, count, (*names)[0], rows).c_str());
+      }
+      for (std::size_t r = 0; r < count; ++r) values[r][p] = at(r);
+    };
+    IntColumn ints;
+    FloatColumn floats;
+    if (nb::try_cast(column, ints, false)) {
+      n = ints.shape(0);
+      auto view = ints.view();
+      fill(n, [&](std::size_t r) { return Value(view(r)); });
+    } else if (nb::try_cast(column, floats, false)) {
+      n = floats.shape(0);
+      auto view = floats.view();
+      fill(n, [&](std::size_t r) { return Value(view(r)); });
+    } else {
+      // One pass over any iterable (lists, tuples, pandas Series of objects); a str is not a column.
+      PyObject* copied = PyUnicode_Check(column.ptr()) ? nullptr : PySequence_List(column.ptr());
+      if (!copied) {
+        PyErr_Clear();
+        throw nb::type_error(fmt::format("parameter {}: expected a sequence of values, got {}", name, repr_of(column)).c_str());
+      }
+      nb::list list = nb::steal<nb::list>(copied);
+      fill(nb::len(list), [&](std::size_t r) { return to_value(list[r], name); });
+    }
+  }
+  std::vector<Config> out;
+  out.reserve(rows);
+  for (auto& row : values) out.emplace_back(names, std::move(row));
+  return out;
+}
+
+std::shared_ptr<const Device> device_by_name(const std::string& name) {
+  if (auto d = DeviceRegistry::global().try_find(name)) return d;
+  if (name.empty()) throw invalid_argument_error("device: give the name of a GPU (e.g. \"A100\")");
+  const std::string message =
+      fmt::format("gpuforecast: device \"{}\" is not in the device table; features that need its numbers are left out", name);
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw nb::python_error();
+  Device d;
+  d.name = name;
+  return std::make_shared<const Device>(std::move(d));
+}
+
+Candidate prototype(const std::string& kernel, const std::string& device, const std::vector<std::int64_t>& problem_size) {
+  Candidate c;
+  c.kernel = kernel;
+  c.device = device_by_name(device);
+  c.problem_size = problem_size;
+  return c;
+}
+
+}  // namespace gpuforecast::python

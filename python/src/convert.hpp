@@ -1,0 +1,40 @@
+#pragma once
+// Python values <-> gpuforecast values. Every conversion error names the parameter and the
+// value (repr), because that is what a user has to fix.
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/value.hpp"
+
+namespace gpuforecast::python {
+
+namespace nb = nanobind;
+
+// The text of a Python str (TypeError naming `what` otherwise), and repr() of anything.
+[[nodiscard]] std::string utf8(nb::handle str, const char* what = "value");
+[[nodiscard]] std::string repr_of(nb::handle object);
+
+// int (and bool, numpy integers) -> integer, float -> floating point, str -> string.
+// Raises TypeError naming `parameter` for anything else (None, lists, ...).
+[[nodiscard]] Value to_value(nb::handle object, const std::string& parameter);
+[[nodiscard]] nb::object from_value(const Value& value);
+
+// Configurations given as columns: one per parameter name, each a 1-D numpy int64/float64
+// array or a sequence of Python values, all of one length. Raises ValueError when lengths
+// differ. The GIL must be held.
+[[nodiscard]] std::vector<Config> configs_from_columns(const ParameterNames& names, nb::handle columns);
+
+// The device by name from the registry; a name the registry does not know gives a Device that
+// carries only the name (forecasts within that device still work), with a Python warning.
+[[nodiscard]] std::shared_ptr<const Device> device_by_name(const std::string& name);
+
+// A prototype candidate: kernel, device and problem size; its config is filled per row.
+[[nodiscard]] Candidate prototype(const std::string& kernel, const std::string& device,
+                                  const std::vector<std::int64_t>& problem_size);
+
+}  // namespace gpuforecast::python

@@ -1,0 +1,69 @@
+"""gpuforecast.kernel_tuner inside Kernel Tuner 1.5's own simulation mode."""
+import random
+
+import numpy as np
+import pytest
+
+import kernel_tuner  # required: a missing Kernel Tuner fails the suite
+
+import gpuforecast
+import gpuforecast.kernel_tuner as gk
+from conftest import t1_space
+
+
+def _tune(cache_path, t1_path, strategy, max_fevals, seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    tune_params, restrictions = t1_space(t1_path)
+    results, env = kernel_tuner.tune_kernel(
+        "convolution_kernel", "", (4096, 4096), [], tune_params, restrictions=restrictions, cache=cache_path,
+        simulation_mode=True, strategy=strategy, strategy_options={"max_fevals": max_fevals}, quiet=True)
+    return results
+
+
+def _fraction_of_optimum(results, optimum):
+    times = [r["time"] for r in results if isinstance(r["time"], (int, float))]
+    return optimum / min(times) if times else 0.0
+
+
+def test_strategy_beats_random_sample_over_10_seeds_at_50(conv_cache, conv_t1, plain_json):
+    path = plain_json(conv_cache("A4000"))
+    data = gpuforecast.read_cache(path)
+    optimum = np.nanmin(data.median_ms)
+    ours, theirs = [], []
+    for seed in range(1, 11):
+        r = _tune(path, conv_t1, gk.Strategy(seed=seed), 50, seed)
+        assert len({tuple(x[p] for p in data.parameters) for x in r}) == 50  # the budget, exactly
+        ours.append(_fraction_of_optimum(r, optimum))
+        theirs.append(_fraction_of_optimum(_tune(path, conv_t1, "random_sample", 50, seed), optimum))
+    print(f"fraction of optimum at 50, seeds 1..10: ours {np.mean(ours):.3f}, random_sample {np.mean(theirs):.3f}")
+    assert np.mean(ours) > np.mean(theirs)
+
+
+def test_strategy_with_a_pretrained_model_and_the_same_seed_repeats(xgboost_model, conv_cache, conv_t1, plain_json):
+    path = plain_json(conv_cache("A100"))
+    a = _tune(path, conv_t1, gk.Strategy(xgboost_model.info["path"], seed=7), 30, 7)
+    b = _tune(path, conv_t1, gk.Strategy(xgboost_model.info["path"], seed=7), 30, 7)
+    assert len(a) == 30
+    assert [r["time"] for r in a] == [r["time"] for r in b]
+
+
+def test_strategy_options_reach_the_cpp_search(conv_cache, conv_t1, plain_json):
+    path = plain_json(conv_cache("A100"))
+    assert len(_tune(path, conv_t1, gk.Strategy(seed=1, measurements_per_round=3), 20, 1)) == 20
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="no_such_option"):
+        _tune(path, conv_t1, gk.Strategy(seed=1, no_such_option=3), 20, 1)
+
+
+def test_rank_orders_a_searchspace_by_forecast(xgboost_model, conv_cache, conv_t1):
+    from kernel_tuner.searchspace import Searchspace
+    tune_params, restrictions = t1_space(conv_t1)
+    ss = Searchspace(tune_params, restrictions, 1024)
+    ranked = gk.rank(xgboost_model, ss, device="A100")
+    assert sorted(ranked) == sorted(tuple(c) for c in ss.list)
+    top = gk.rank(xgboost_model, ss, device="A100", keep=0.1)
+    assert top == ranked[: len(top)] and len(top) == int(np.ceil(0.1 * len(ranked)))
+    # the top tenth by forecast is faster on the GPU than the space as a whole
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    t = {tuple(c.values()): m for c, m in zip(data.configs(), data.median_ms)}
+    assert np.nanmedian([t[c] for c in top]) < np.nanmedian([t[c] for c in ranked])
