@@ -25,10 +25,8 @@ std::string lower(std::string_view s) {
 
 bool is_separator(char c) { return c == ' ' || c == '-' || c == '_' || c == '\t'; }
 
-// Dataset files write the same GPU as "NVIDIA GeForce RTX 3060 Laptop GPU", "RTX_3060_laptop"
-// or "rtx 3060 laptop": words are compared lower-case and joined, and the marketing words that
-// vendors put in front ("NVIDIA", "GeForce", "Radeon PRO", ...) or a trailing "GPU" are dropped.
-std::string normalise(std::string_view name) {
+// The words of a device name, lower-case, split at spaces, dashes and underscores.
+std::vector<std::string> lower_words(std::string_view name) {
   std::vector<std::string> words;
   std::string cur;
   for (char c : name) {
@@ -40,6 +38,14 @@ std::string normalise(std::string_view name) {
     }
   }
   if (!cur.empty()) words.push_back(lower(cur));
+  return words;
+}
+
+// Dataset files write the same GPU as "NVIDIA GeForce RTX 3060 Laptop GPU", "RTX_3060_laptop"
+// or "rtx 3060 laptop": words are compared lower-case and joined, and the marketing words that
+// vendors put in front ("NVIDIA", "GeForce", "Radeon PRO", ...) or a trailing "GPU" are dropped.
+std::string normalise(std::string_view name) {
+  const std::vector<std::string> words = lower_words(name);
   static const std::set<std::string> leading = {"nvidia", "amd", "ati", "geforce", "tesla", "quadro",
                                                 "radeon", "pro", "instinct"};
   std::size_t first = 0;
@@ -84,17 +90,7 @@ bool is_memory_type_word(const std::string& w) {
 }
 
 NameParts name_parts(std::string_view name) {
-  std::vector<std::string> words;
-  std::string cur;
-  for (char c : name) {
-    if (is_separator(c)) {
-      if (!cur.empty()) words.push_back(lower(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) words.push_back(lower(cur));
+  const std::vector<std::string> words = lower_words(name);
   NameParts parts;
   bool leading = true;
   for (std::size_t i = 0; i < words.size(); ++i) {
