@@ -25,6 +25,14 @@
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif
 #include "gpuforecast/search/strategy_registry.hpp"
+#if defined(GPUFORECAST_HAVE_MPI)
+#include <chrono>
+
+#include "gpuforecast/farm/farm_coordinator.hpp"
+#include "gpuforecast/farm/farm_session.hpp"
+#include "gpuforecast/farm/farm_worker.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#endif
 #include "common/split_list.hpp"
 
 namespace {
@@ -51,6 +59,9 @@ struct SearchArgs {
   bool json = false;
   bool no_progress = false;
   bool list_options = false;
+  bool mpi = false;
+  double heartbeat_timeout = 10;
+  std::string farm_fault;  // tests: "RANK:die:N" or "RANK:hang:N"
 };
 
 // The options of each strategy, as the tables in docs/search.md show them.
@@ -287,6 +298,99 @@ void live_search(const SearchArgs& a) {
 }
 #endif
 
+#if defined(GPUFORECAST_HAVE_MPI)
+// --mpi: rank 0 runs one strategy on one seed, the other ranks replay measurements for it. The
+// replay ranks answer with the stored median, so that which rank measured a candidate does not
+// change the result.
+void run_farm(const SearchArgs& a) {
+  using namespace gpuforecast;
+  FarmSession session;
+  const auto strategies = split_list(a.strategy);
+  if (strategies.size() != 1) throw invalid_argument_error("search --mpi runs one --strategy at a time");
+  if (a.replay.empty()) throw invalid_argument_error("search --mpi: worker ranks replay --replay FILE (live GPU ranks are not built yet)");
+  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
+  Candidate prototype;
+  prototype.kernel = data->kernel;
+  prototype.problem_size = data->problem_size;
+  prototype.device = data->device;
+  if (!data->observations.empty()) prototype.spec = data->observations.front().candidate.spec;
+  const std::string device = data->device ? data->device->name : std::string{};
+  if (!session.coordinator()) {
+    FarmWorkerOptions w;
+    w.device = device;
+    if (!a.farm_fault.empty()) {
+      std::vector<std::string> parts;
+      for (std::size_t from = 0;;) {
+        const auto colon = a.farm_fault.find(':', from);
+        parts.push_back(a.farm_fault.substr(from, colon - from));
+        if (colon == std::string::npos) break;
+        from = colon + 1;
+      }
+      if (parts.size() != 3 || (parts[1] != "die" && parts[1] != "hang"))
+        throw invalid_argument_error(fmt::format("--farm-fault {}: give RANK:die:N or RANK:hang:N", a.farm_fault));
+      if (std::stoi(parts[0]) == session.rank()) (parts[1] == "die" ? w.die_after : w.hang_after) = std::stoull(parts[2]);
+    }
+    ReplayBenchmarker bench(data, ReplayOptions{0, ReplaySampling::median, a.time_scale});
+    serve_farm(bench, prototype, w);
+    return;
+  }
+  FarmCoordinator farm(device, FarmCoordinatorOptions{a.heartbeat_timeout, 2});
+  StrategySettings settings;
+  settings.seed = a.first_seed;
+  settings.model_path = a.model;
+  settings.surrogate = a.surrogate;
+  settings.options = parse_options(a.options, strategies.front(), strategies);
+  // A random search's draws do not depend on each other: hand every worker one per call.
+  if (strategies.front() == "random" && !settings.options.contains("batch"))
+    settings.options["batch"] = std::to_string(session.workers());
+  auto strategy = make_strategy(strategies.front(), settings);
+  std::optional<CacheFile> earlier;
+  if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
+    earlier = read_search_cache(a.cache, data->space, prototype);
+  Trace trace;
+  const auto start = std::chrono::steady_clock::now();
+  const auto search_with = [&](auto benchmarker) {
+    SearchContext ctx(data->space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
+    if (!a.cache.empty())
+      ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
+    if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
+    strategy.run(ctx);
+    ctx.finish();
+    trace = ctx.trace();
+  };
+  if (earlier)
+    search_with(ResumedBenchmarker<FarmCoordinator>(farm, *earlier));
+  else
+    search_with(farm);
+  farm.stop();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const TraceEntry* best = trace.best();
+  std::size_t failed = 0;
+  for (const auto& e : trace.entries()) failed += e.measurement.ok() ? 0 : 1;
+  const auto ranks = farm.ranks();
+  if (a.json) {
+    nlohmann::json j{{"replay", a.replay}, {"strategy", strategies.front()}, {"workers", ranks.size()},
+                     {"measurements", trace.size()}, {"failed", failed}, {"wall_seconds", wall},
+                     {"measurements_per_second", wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0},
+                     {"optimum_ms", data->best_ms()}};
+    if (best) j["best"] = {{"config", best->config.to_string()}, {"median_ms", best->measurement.median_ms},
+                           {"found_at", best->index}};
+    for (const auto& r : ranks)
+      j["ranks"].push_back({{"rank", r.rank}, {"device", r.device}, {"measured", r.measured}, {"lost", r.lost},
+                            {"reason", r.reason}});
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{} over {} worker ranks: {} measurements ({} failed) in {:.2f} s ({:.1f} per s)\n", strategies.front(),
+             ranks.size(), trace.size(), failed, wall, wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0);
+  if (best)
+    fmt::print("best: {:.4g} ms [{}], found at measurement {} (optimum {:.4g} ms)\n", best->measurement.median_ms,
+               best->config.to_string(), best->index, data->best_ms());
+  for (const auto& r : ranks)
+    fmt::print("rank {}: {} measurements{}\n", r.rank, r.measured, r.reason.empty() ? "" : ", " + r.reason);
+}
+#endif
+
 // Live mode: the same strategies, measuring on the GPU through the CUDA benchmarker.
 void run_live(const SearchArgs& a) {
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
@@ -340,6 +444,16 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");
   cmd->add_flag("--list-options", args->list_options, "print every strategy's options (Markdown) and exit");
+#if defined(GPUFORECAST_HAVE_MPI)
+  cmd->add_flag("--mpi", args->mpi,
+                "run as a measurement farm under mpirun: rank 0 searches, the other ranks measure (with --replay: "
+                "replay, answering the stored median)");
+  cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout,
+                  "--mpi: seconds a worker holding a candidate may stay silent before it is taken as lost")
+      ->capture_default_str();
+  cmd->add_option("--farm-fault", args->farm_fault, "--mpi, for tests: RANK:die:N or RANK:hang:N after N results")
+      ->group("");
+#endif
   cmd->callback([args] {
     if (args->list_options) return list_options();
     if (args->cache.ends_with(".gz"))
@@ -352,6 +466,9 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
           fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
     if (args->time_scale > 0 && args->replay.empty())
       throw gpuforecast::invalid_argument_error("--time-scale slows a replay down: it needs --replay");
+#if defined(GPUFORECAST_HAVE_MPI)
+    if (args->mpi) return run_farm(*args);
+#endif
     if (!args->replay.empty()) return run_replay(*args);
     if (!args->kernel.empty()) {
       return run_live(*args);

@@ -1,0 +1,35 @@
+#pragma once
+// A worker rank of a measurement farm: it measures the candidates rank 0 sends, one at a time,
+// with whatever Benchmarker it owns (the CUDA benchmarker of its node, or a replay), sends a
+// heartbeat while a measurement runs, and returns when rank 0 says stop.
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/concepts.hpp"
+
+namespace gpuforecast {
+
+struct FarmWorkerOptions {
+  double heartbeat_interval_s = 0.25;
+  std::string device;  // what this rank measures on, told to rank 0
+  // Fault injection for tests of the farm: after this many results (0: never) the rank kills
+  // itself (SIGKILL), or stops answering for hang_seconds while holding its next candidate.
+  std::size_t die_after = 0;
+  std::size_t hang_after = 0;
+  double hang_seconds = 3600;
+};
+
+using FarmMeasureFunction = std::function<std::vector<Measurement>(std::span<const Candidate>)>;
+
+// `prototype` gives kernel, device, problem size and spec; rank 0 sends only configurations.
+void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options = {});
+
+template <Benchmarker B>
+void serve_farm(B& benchmarker, const Candidate& prototype, const FarmWorkerOptions& options = {}) {
+  serve_farm([&benchmarker](std::span<const Candidate> c) { return benchmarker.measure(c); }, prototype, options);
+}
+
+}  // namespace gpuforecast

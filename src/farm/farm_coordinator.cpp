@@ -1,0 +1,211 @@
+#include "gpuforecast/farm/farm_coordinator.hpp"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "farm/lost_ranks.hpp"
+#include "farm/mpi_messages.hpp"
+#include "farm/wire.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+namespace farm_detail {
+namespace {
+std::atomic<bool> g_lost{false};
+}
+void note_rank_lost() noexcept { g_lost = true; }
+bool ranks_lost() noexcept { return g_lost; }
+}  // namespace farm_detail
+
+namespace {
+using clock = std::chrono::steady_clock;
+constexpr auto idle_pause = std::chrono::microseconds(100);
+}  // namespace
+
+struct FarmCoordinator::Impl {
+  struct Worker {
+    FarmRankReport report;
+    bool ready = false;      // said hello and may take work
+    std::optional<std::uint64_t> job;  // the job it holds
+    clock::time_point last_heard;
+  };
+  struct Job {
+    std::size_t index = 0;  // in the batch
+    std::size_t attempts = 0;
+    std::string reasons;
+  };
+
+  FarmCoordinatorOptions options;
+  std::string device;
+  std::vector<Worker> workers;  // index = rank - 1
+  bool stopped = false;
+  std::uint64_t next_id = 0;
+
+  ~Impl() { stop(); }
+
+  void lose(Worker& w, std::string reason) {
+    w.report.lost = true;
+    w.report.reason = std::move(reason);
+    w.ready = false;
+    farm_detail::note_rank_lost();
+    fmt::print(stderr, "farm: rank {} lost: {}\n", w.report.rank, w.report.reason);
+  }
+
+  void handle_hello(Worker& w, const std::string& body) {
+    w.report.device = body;
+    w.last_heard = clock::now();
+    if (!device.empty() && !body.empty() && body != device) {
+      w.report.reason = fmt::format("measures on {}, the search targets {}: takes no work", body, device);
+      fmt::print(stderr, "farm: rank {} {}\n", w.report.rank, w.report.reason);
+      farm_mpi::send(w.report.rank, farm_wire::stop, {});
+      return;
+    }
+    w.ready = true;
+  }
+
+  void wait_for_hellos() {
+    std::size_t pending = workers.size();
+    const auto deadline = clock::now() + std::chrono::duration<double>(options.heartbeat_timeout_s);
+    while (pending > 0 && clock::now() < deadline) {
+      auto m = farm_mpi::poll();
+      if (!m) {
+        std::this_thread::sleep_for(idle_pause);
+        continue;
+      }
+      if (m->tag != farm_wire::hello || m->source < 1) continue;
+      handle_hello(workers[static_cast<std::size_t>(m->source - 1)], m->body);
+      --pending;
+    }
+    for (auto& w : workers)
+      if (!w.ready && w.report.device.empty() && w.report.reason.empty())
+        lose(w, fmt::format("no hello within {} s", options.heartbeat_timeout_s));
+  }
+
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+    std::vector<Measurement> out(candidates.size());
+    std::vector<bool> done(candidates.size(), false);
+    std::size_t left = candidates.size();
+    std::deque<std::uint64_t> queue;
+    std::unordered_map<std::uint64_t, Job> jobs;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      jobs[next_id] = Job{i, 0, {}};
+      queue.push_back(next_id++);
+    }
+    const auto fail = [&](const Job& job, std::string reason) {
+      Measurement m;
+      m.status = Status::runtime_failed;
+      m.reason = std::move(reason);
+      out[job.index] = std::move(m);
+      done[job.index] = true;
+      --left;
+    };
+    const auto timeout = std::chrono::duration<double>(options.heartbeat_timeout_s);
+    while (left > 0) {
+      // Hand out work to every free rank.
+      for (auto& w : workers) {
+        if (queue.empty()) break;
+        if (!w.ready || w.job) continue;
+        const auto id = queue.front();
+        queue.pop_front();
+        w.job = id;
+        w.last_heard = clock::now();
+        ++jobs[id].attempts;
+        farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, candidates[jobs[id].index].config));
+      }
+      auto m = farm_mpi::poll();
+      if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
+        Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
+        if (w.report.lost) continue;  // a rank given up on stays given up on
+        w.last_heard = clock::now();
+        if (m->tag == farm_wire::result) {
+          std::uint64_t id = 0;
+          Measurement r = farm_wire::decode_result(m->body, id);
+          if (w.job == id) w.job.reset();
+          const auto it = jobs.find(id);
+          if (it != jobs.end() && !done[it->second.index]) {
+            out[it->second.index] = std::move(r);
+            done[it->second.index] = true;
+            --left;
+            ++w.report.measured;
+          }
+        } else if (m->tag == farm_wire::hello) {
+          handle_hello(w, m->body);
+        }
+        continue;  // heartbeats only refresh last_heard
+      }
+      // Silent ranks holding work are lost; their candidate goes back in the queue.
+      const auto now = clock::now();
+      for (auto& w : workers) {
+        if (!w.job || now - w.last_heard < timeout) continue;
+        const auto id = *w.job;
+        w.job.reset();
+        lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
+        Job& job = jobs[id];
+        job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
+        if (job.attempts >= options.max_attempts) fail(job, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
+        else queue.push_front(id);
+      }
+      bool any_busy = false, any_ready = false;
+      for (const auto& w : workers) any_busy |= w.job.has_value(), any_ready |= w.ready;
+      if (!any_ready && !any_busy) {
+        for (auto id : queue) {
+          const Job& job = jobs[id];
+          if (!done[job.index]) fail(job, job.reasons.empty() ? "farm: no worker rank left"
+                                                              : fmt::format("farm: no worker rank left ({})", job.reasons));
+        }
+        queue.clear();
+      }
+      if (!m) std::this_thread::sleep_for(idle_pause);
+    }
+    return out;
+  }
+
+  void stop() {
+    if (stopped) return;
+    stopped = true;
+    for (auto& w : workers)
+      if (!w.report.lost && w.ready) farm_mpi::send(w.report.rank, farm_wire::stop, {});
+  }
+};
+
+FarmCoordinator::FarmCoordinator(std::string device, FarmCoordinatorOptions options)
+    : m_impl(std::make_shared<Impl>()) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank != 0) throw invalid_argument_error(fmt::format("FarmCoordinator: runs on rank 0, this is rank {}", rank));
+  if (size < 2) throw invalid_argument_error("farm: no worker rank (start it with mpirun -np 2 or more)");
+  if (!(options.heartbeat_timeout_s > 0)) throw invalid_argument_error("farm: heartbeat_timeout_s must be > 0");
+  if (options.max_attempts == 0) throw invalid_argument_error("farm: max_attempts must be at least 1");
+  m_impl->options = options;
+  m_impl->device = std::move(device);
+  for (int r = 1; r < size; ++r) m_impl->workers.push_back({FarmRankReport{r, {}, 0, false, {}}, false, {}, clock::now()});
+  m_impl->wait_for_hellos();
+}
+
+std::vector<Measurement> FarmCoordinator::measure(std::span<const Candidate> candidates) {
+  return m_impl->measure(candidates);
+}
+
+void FarmCoordinator::stop() { m_impl->stop(); }
+
+std::vector<FarmRankReport> FarmCoordinator::ranks() const {
+  std::vector<FarmRankReport> r;
+  for (const auto& w : m_impl->workers) r.push_back(w.report);
+  return r;
+}
+
+std::size_t FarmCoordinator::live_workers() const {
+  std::size_t n = 0;
+  for (const auto& w : m_impl->workers) n += w.ready ? 1 : 0;
+  return n;
+}
+
+}  // namespace gpuforecast

@@ -1,0 +1,35 @@
+#include "gpuforecast/farm/farm_session.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "farm/lost_ranks.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+FarmSession::FarmSession() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised) throw invalid_argument_error("FarmSession: MPI is initialised already (one session per process)");
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+}
+
+FarmSession::~FarmSession() {
+  if (farm_detail::ranks_lost()) {
+    // MPI_Finalize synchronises with every rank, and a lost one never comes. The results are
+    // out already: leave without it, and mpirun ends the job (status 1, "exiting improperly").
+    // MPI_Abort would do the same, but Open MPI 4.1.4's mpirun crashes in its own cleanup then.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
+  MPI_Finalize();
+}
+
+}  // namespace gpuforecast

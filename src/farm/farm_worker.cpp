@@ -1,0 +1,66 @@
+#include "gpuforecast/farm/farm_worker.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <csignal>
+#include <future>
+#include <thread>
+
+#include "farm/mpi_messages.hpp"
+#include "farm/wire.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+namespace {
+constexpr auto idle_pause = std::chrono::microseconds(200);
+
+Measurement measure_one(const FarmMeasureFunction& measure, const Candidate& c) {
+  try {
+    auto r = measure(std::span<const Candidate>(&c, 1));
+    if (r.size() != 1) throw invalid_argument_error(fmt::format("benchmarker returned {} results for 1 candidate", r.size()));
+    return std::move(r.front());
+  } catch (const std::exception& e) {
+    // The rank stays up: the error is this candidate's result, told to rank 0.
+    Measurement m;
+    m.status = Status::runtime_failed;
+    m.reason = fmt::format("farm worker: {}", e.what());
+    return m;
+  }
+}
+}  // namespace
+
+void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) throw invalid_argument_error("serve_farm: rank 0 coordinates; workers are ranks 1 and up");
+  if (!(options.heartbeat_interval_s > 0)) throw invalid_argument_error("farm: heartbeat_interval_s must be > 0");
+  farm_mpi::send(0, farm_wire::hello, options.device);
+  const auto beat = std::chrono::duration<double>(options.heartbeat_interval_s);
+  ParameterNames names;
+  std::size_t results = 0;
+  for (;;) {
+    auto m = farm_mpi::poll(0);
+    if (!m) {
+      std::this_thread::sleep_for(idle_pause);
+      continue;
+    }
+    if (m->tag == farm_wire::stop) return;
+    if (m->tag != farm_wire::job) continue;
+    std::uint64_t id = 0;
+    Candidate c = prototype;
+    c.config = farm_wire::decode_job(m->body, id, names);
+    if (options.hang_after > 0 && results == options.hang_after)
+      std::this_thread::sleep_for(std::chrono::duration<double>(options.hang_seconds));
+    // Measure on a second thread; this one, the only one that talks MPI, keeps the heartbeat.
+    auto pending = std::async(std::launch::async, [&] { return measure_one(measure, c); });
+    while (pending.wait_for(beat) != std::future_status::ready)
+      farm_mpi::send(0, farm_wire::heartbeat, farm_wire::encode_id(id));
+    farm_mpi::send(0, farm_wire::result, farm_wire::encode_result(id, pending.get()));
+    ++results;
+    if (options.die_after > 0 && results == options.die_after) std::raise(SIGKILL);
+  }
+}
+
+}  // namespace gpuforecast
