@@ -1,0 +1,147 @@
+// `mpirun -np 4 gpuforecast search --replay ... --mpi`: rank 0 searches, ranks 1-3 replay. The
+// farm gives the result a single worker gives; a rank that hangs is dropped and the search
+// ends with the others; a rank that is killed ends the job (Open MPI aborts it), and every
+// measurement that landed is in the cache, from which --resume finishes the search.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/data/kernel_tuner_cache.hpp"
+#include "gpuforecast/data/t4.hpp"
+#include "support/data.hpp"
+
+extern char** environ;
+
+using namespace gpuforecast;
+
+namespace {
+
+struct Temp {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpuforecast_farm_test_" + std::to_string(::getpid()));
+  Temp() { std::filesystem::create_directories(dir); }
+  ~Temp() { std::filesystem::remove_all(dir); }
+};
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `mpirun -np RANKS gpuforecast search ARGS... --mpi` to its end, output into `log`;
+// returns the exit status (128 + signal when mpirun itself was killed).
+int run_farm(int ranks, const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> all{GPUFORECAST_MPIEXEC, "-np", std::to_string(ranks), "--oversubscribe"};
+  if (::geteuid() == 0) all.emplace_back("--allow-run-as-root");
+  all.insert(all.end(), {GPUFORECAST_CLI_PATH, "search"});
+  all.insert(all.end(), args.begin(), args.end());
+  all.emplace_back("--mpi");
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  INFO("cannot start " << all[0]);
+  REQUIRE(rc == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<std::string> search_args(std::vector<std::string> more) {
+  std::vector<std::string> out{"--replay", test::cache_file("convolution_milo", "A4000").string(), "--strategy",
+                               "random", "--budget", "30", "--first-seed", "7", "--time-scale", "0.005",
+                               "--heartbeat-timeout", "1"};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+void same_measurements(const T4File& a, const T4File& b) {
+  REQUIRE(a.results.size() == b.results.size());
+  for (std::size_t i = 0; i < a.results.size(); ++i) {
+    INFO("measurement " << i + 1);
+    CHECK(a.results[i].config == b.results[i].config);
+    CHECK(a.results[i].measurement.status == b.results[i].measurement.status);
+    CHECK(a.results[i].measurement.median_ms == b.results[i].measurement.median_ms);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("three replay ranks measure what one does and share the work", "[farm][mpi]") {
+  Temp tmp;
+  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string one = (tmp.dir / "one.t4.json").string(), three = (tmp.dir / "three.t4.json").string();
+  // A random search draws its 30 configurations at once; the farm hands each rank one per call.
+  REQUIRE(run_farm(2, search_args({"--trace", one, "--option", "batch=3"}), log) == 0);
+  REQUIRE(run_farm(4, search_args({"--trace", three, "--json"}), log) == 0);
+  const std::string out = text_of(log);
+  INFO(out);
+  same_measurements(read_t4(one), read_t4(three));
+  for (int rank = 1; rank <= 3; ++rank)
+    CHECK_THAT(out, Catch::Contains("\"rank\": " + std::to_string(rank)) && Catch::Contains("\"measured\": 10"));
+}
+
+TEST_CASE("a rank that stops answering is dropped and the search ends on the others without losing a measurement",
+          "[farm][mpi]") {
+  Temp tmp;
+  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string full = (tmp.dir / "full.t4.json").string(), hung = (tmp.dir / "hung.t4.json").string();
+  const std::string cache = (tmp.dir / "hung.json").string();
+  REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
+  // Rank 2 takes its fourth candidate and goes silent; after a second without a heartbeat
+  // rank 0 gives the candidate to another rank. The hung rank never ends, so neither can MPI
+  // finalise: the job ends with mpirun's non-zero status after the results are out.
+  const int rc = run_farm(4, search_args({"--trace", hung, "--cache", cache, "--farm-fault", "2:hang:3"}), log);
+  const std::string out = text_of(log);
+  INFO(out);
+  CHECK(rc != 0);
+  CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 1 s while measuring"));
+  CHECK_THAT(out, Catch::Contains("30 measurements (0 failed)") || Catch::Contains("30 measurements (1 failed)"));
+  same_measurements(read_t4(full), read_t4(hung));
+  CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
+}
+
+TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search from its cache",
+          "[farm][mpi]") {
+  Temp tmp;
+  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string full = (tmp.dir / "full.t4.json").string(), resumed = (tmp.dir / "resumed.t4.json").string();
+  const std::string cache = (tmp.dir / "killed.json").string();
+  REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
+  const T4File reference = read_t4(full);
+  // Rank 2 dies (SIGKILL) after its third result; Open MPI then ends every rank of the job.
+  const int rc = run_farm(4, search_args({"--cache", cache, "--farm-fault", "2:die:3"}), log);
+  {
+    INFO(text_of(log));
+    CHECK(rc != 0);
+  }
+  const CacheFile killed = read_kernel_tuner_cache(cache);
+  const std::size_t k = killed.entries.size();
+  CHECK(k >= 6);  // the first two rounds of three landed before rank 2's third result
+  REQUIRE(k < 30);
+  for (std::size_t i = 0; i < k; ++i) {
+    INFO("measurement " << i + 1);
+    CHECK(killed.entries[i].config == reference.results[i].config);
+  }
+  REQUIRE(run_farm(4, search_args({"--trace", resumed, "--cache", cache, "--resume"}), log) == 0);
+  INFO(text_of(log));
+  same_measurements(reference, read_t4(resumed));
+  CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
+}
