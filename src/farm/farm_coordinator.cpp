@@ -46,6 +46,7 @@ struct FarmCoordinator::Impl {
   std::string device;
   std::vector<Worker> workers;  // index = rank - 1
   bool stopped = false;
+  ResultHook hook;
   std::uint64_t next_id = 0;
 
   ~Impl() { stop(); }
@@ -130,6 +131,7 @@ struct FarmCoordinator::Impl {
           if (w.job == id) w.job.reset();
           const auto it = jobs.find(id);
           if (it != jobs.end() && !done[it->second.index]) {
+            if (hook) hook(candidates[it->second.index], r);
             out[it->second.index] = std::move(r);
             done[it->second.index] = true;
             --left;
@@ -195,6 +197,8 @@ std::vector<Measurement> FarmCoordinator::measure(std::span<const Candidate> can
 }
 
 void FarmCoordinator::stop() { m_impl->stop(); }
+
+void FarmCoordinator::on_result(ResultHook hook) { m_impl->hook = std::move(hook); }
 
 std::vector<FarmRankReport> FarmCoordinator::ranks() const {
   std::vector<FarmRankReport> r;

@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
@@ -67,7 +70,7 @@ int run_farm(int ranks, const std::vector<std::string>& args, const std::string&
 std::vector<std::string> search_args(std::vector<std::string> more) {
   std::vector<std::string> out{"--replay", test::cache_file("convolution_milo", "A4000").string(), "--strategy",
                                "random", "--budget", "30", "--first-seed", "7", "--time-scale", "0.005",
-                               "--heartbeat-timeout", "1"};
+                               "--heartbeat-timeout", "2"};
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }
@@ -94,8 +97,15 @@ TEST_CASE("three replay ranks measure what one does and share the work", "[farm]
   const std::string out = text_of(log);
   INFO(out);
   same_measurements(read_t4(one), read_t4(three));
-  for (int rank = 1; rank <= 3; ++rank)
-    CHECK_THAT(out, Catch::Contains("\"rank\": " + std::to_string(rank)) && Catch::Contains("\"measured\": 10"));
+  const auto report = nlohmann::json::parse(out);
+  REQUIRE(report.at("ranks").size() == 3);
+  std::size_t measured = 0;
+  for (const auto& rank : report.at("ranks")) {
+    CHECK(rank.at("measured").get<std::size_t>() > 0);
+    CHECK_FALSE(rank.at("lost").get<bool>());
+    measured += rank.at("measured").get<std::size_t>();
+  }
+  CHECK(measured == 30);
 }
 
 TEST_CASE("a rank that stops answering is dropped and the search ends on the others without losing a measurement",
@@ -105,14 +115,14 @@ TEST_CASE("a rank that stops answering is dropped and the search ends on the oth
   const std::string full = (tmp.dir / "full.t4.json").string(), hung = (tmp.dir / "hung.t4.json").string();
   const std::string cache = (tmp.dir / "hung.json").string();
   REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
-  // Rank 2 takes its fourth candidate and goes silent; after a second without a heartbeat
+  // Rank 2 takes its fourth candidate and goes silent; after two seconds without a heartbeat
   // rank 0 gives the candidate to another rank. The hung rank never ends, so neither can MPI
   // finalise: the job ends with mpirun's non-zero status after the results are out.
   const int rc = run_farm(4, search_args({"--trace", hung, "--cache", cache, "--farm-fault", "2:hang:3"}), log);
   const std::string out = text_of(log);
   INFO(out);
   CHECK(rc != 0);
-  CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 1 s while measuring"));
+  CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 2 s while measuring"));
   CHECK_THAT(out, Catch::Contains("30 measurements (0 failed)") || Catch::Contains("30 measurements (1 failed)"));
   same_measurements(read_t4(full), read_t4(hung));
   CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
@@ -134,11 +144,16 @@ TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search f
   }
   const CacheFile killed = read_kernel_tuner_cache(cache);
   const std::size_t k = killed.entries.size();
-  CHECK(k >= 6);  // the first two rounds of three landed before rank 2's third result
+  // Results are cached as they reach rank 0, in the order they land: rank 2's three and at
+  // least as many from the two other ranks, each the measurement the uninterrupted run made.
+  CHECK(k >= 6);
   REQUIRE(k < 30);
-  for (std::size_t i = 0; i < k; ++i) {
-    INFO("measurement " << i + 1);
-    CHECK(killed.entries[i].config == reference.results[i].config);
+  for (const auto& entry : killed.entries) {
+    INFO(entry.config.to_string());
+    const auto same = std::find_if(reference.results.begin(), reference.results.end(),
+                                   [&](const auto& r) { return r.config == entry.config; });
+    REQUIRE(same != reference.results.end());
+    CHECK(same->measurement.median_ms == entry.measurement.median_ms);
   }
   REQUIRE(run_farm(4, search_args({"--trace", resumed, "--cache", cache, "--resume"}), log) == 0);
   INFO(text_of(log));

@@ -3,6 +3,7 @@
 // the strategy asks for to the worker ranks as they become free, and gathers the results as
 // they stream back. Strategies do not know that their measurements ran on other nodes.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,6 +40,11 @@ class FarmCoordinator {
   // candidates' order. A candidate whose ranks were all lost comes back failed
   // (runtime_failed) with the reason; with no worker left, the rest come back so too.
   [[nodiscard]] std::vector<Measurement> measure(std::span<const Candidate> candidates);
+
+  // Called on this rank with each result as it lands, before measure() returns: a cache written
+  // from it holds every result that came back even when the job is aborted mid-batch.
+  using ResultHook = std::function<void(const Candidate&, const Measurement&)>;
+  void on_result(ResultHook hook);
 
   // Tells the workers that still answer to end. The last copy's destruction does it too.
   void stop();
