@@ -9,6 +9,7 @@
 
 #include "farm/mpi_messages.hpp"
 #include "farm/wire.hpp"
+#include "farm/worker_faults.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
@@ -32,6 +33,11 @@ Measurement measure_one(const FarmMeasureFunction& measure, const Candidate& c) 
 }  // namespace
 
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options) {
+  farm_detail::serve_farm(measure, prototype, options, {});
+}
+
+void farm_detail::serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype,
+                             const FarmWorkerOptions& options, const WorkerFaults& faults) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) throw invalid_argument_error("serve_farm: rank 0 coordinates; workers are ranks 1 and up");
@@ -51,15 +57,15 @@ void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, 
     std::uint64_t id = 0;
     Candidate c = prototype;
     c.config = farm_wire::decode_job(m->body, id, names);
-    if (options.hang_after > 0 && results == options.hang_after)
-      std::this_thread::sleep_for(std::chrono::duration<double>(options.hang_seconds));
+    if (faults.hang_after > 0 && results == faults.hang_after)
+      std::this_thread::sleep_for(std::chrono::duration<double>(faults.hang_seconds));
     // Measure on a second thread; this one, the only one that talks MPI, keeps the heartbeat.
     auto pending = std::async(std::launch::async, [&] { return measure_one(measure, c); });
     while (pending.wait_for(beat) != std::future_status::ready)
       farm_mpi::send(0, farm_wire::heartbeat, farm_wire::encode_id(id));
     farm_mpi::send(0, farm_wire::result, farm_wire::encode_result(id, pending.get()));
     ++results;
-    if (options.die_after > 0 && results == options.die_after) std::raise(SIGKILL);
+    if (faults.die_after > 0 && results == faults.die_after) std::raise(SIGKILL);
   }
 }
 

@@ -160,3 +160,12 @@ TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search f
   same_measurements(reference, read_t4(resumed));
   CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
 }
+
+TEST_CASE("a farm that cannot run ends every rank with the reason instead of waiting", "[farm][mpi]") {
+  Temp tmp;
+  const std::string log = (tmp.dir / "log.txt").string();
+  CHECK(run_farm(1, search_args({}), log) != 0);
+  CHECK_THAT(text_of(log), Catch::Contains("rank 0: farm: no worker rank (start it with mpirun -np 2 or more)"));
+  CHECK(run_farm(3, search_args({"--farm-fault", "two:die:1"}), log) != 0);
+  CHECK_THAT(text_of(log), Catch::Contains("--farm-fault RANK") && Catch::Contains("two"));
+}

@@ -27,12 +27,15 @@
 #include "gpuforecast/search/strategy_registry.hpp"
 #if defined(GPUFORECAST_HAVE_MPI)
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 
 #include "gpuforecast/farm/farm_coordinator.hpp"
 #include "gpuforecast/farm/farm_session.hpp"
 #include "gpuforecast/farm/farm_worker.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "common/parse_number.hpp"
+#include "farm/worker_faults.hpp"
 #endif
 #include "common/split_list.hpp"
 
@@ -303,9 +306,8 @@ void live_search(const SearchArgs& a) {
 // --mpi: rank 0 runs one strategy on one seed, the other ranks replay measurements for it. The
 // replay ranks answer with the stored median, so that which rank measured a candidate does not
 // change the result.
-void run_farm(const SearchArgs& a) {
+void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a) {
   using namespace gpuforecast;
-  FarmSession session;
   const auto strategies = split_list(a.strategy);
   if (strategies.size() != 1) throw invalid_argument_error("search --mpi runs one --strategy at a time");
   if (a.replay.empty()) throw invalid_argument_error("search --mpi: worker ranks replay --replay FILE (live GPU ranks are not built yet)");
@@ -316,9 +318,9 @@ void run_farm(const SearchArgs& a) {
   prototype.device = data->device;
   if (!data->observations.empty()) prototype.spec = data->observations.front().candidate.spec;
   const std::string device = data->device ? data->device->name : std::string{};
-  if (!session.coordinator()) {
-    FarmWorkerOptions w;
-    w.device = device;
+  // Every rank reads --farm-fault, so that a bad one stops rank 0 too.
+  farm_detail::WorkerFaults faults;
+  {
     if (!a.farm_fault.empty()) {
       std::vector<std::string> parts;
       for (std::size_t from = 0;;) {
@@ -329,10 +331,16 @@ void run_farm(const SearchArgs& a) {
       }
       if (parts.size() != 3 || (parts[1] != "die" && parts[1] != "hang"))
         throw invalid_argument_error(fmt::format("--farm-fault {}: give RANK:die:N or RANK:hang:N", a.farm_fault));
-      if (std::stoi(parts[0]) == session.rank()) (parts[1] == "die" ? w.die_after : w.hang_after) = std::stoull(parts[2]);
+      if (detail::parse_number<int>("--farm-fault RANK", parts[0]) == session.rank())
+        (parts[1] == "die" ? faults.die_after : faults.hang_after) =
+            detail::parse_number<std::size_t>("--farm-fault N", parts[2]);
     }
+  }
+  if (!session.coordinator()) {
+    FarmWorkerOptions w;
+    w.device = device;
     ReplayBenchmarker bench(data, ReplayOptions{0, ReplaySampling::median, a.time_scale});
-    serve_farm(bench, prototype, w);
+    farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, prototype, w, faults);
     return;
   }
   FarmCoordinator farm(device, FarmCoordinatorOptions{a.heartbeat_timeout, 2});
@@ -401,6 +409,20 @@ void run_farm(const SearchArgs& a) {
                best->config.to_string(), best->index, data->best_ms());
   for (const auto& r : ranks)
     fmt::print("rank {}: {} measurements{}\n", r.rank, r.measured, r.reason.empty() ? "" : ", " + r.reason);
+}
+
+void run_farm(const SearchArgs& a) {
+  gpuforecast::FarmSession session;
+  try {
+    run_farm_ranks(session, a);
+  } catch (const std::exception& e) {
+    // The other ranks would wait for this one forever (in a receive, or in MPI's finalise):
+    // say why and leave; mpirun then ends the job.
+    fmt::print(stderr, "gpuforecast search --mpi: rank {}: {}\n", session.rank(), e.what());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 #endif
 

@@ -15,11 +15,6 @@ namespace gpuforecast {
 struct FarmWorkerOptions {
   double heartbeat_interval_s = 0.25;
   std::string device;  // what this rank measures on, told to rank 0
-  // Fault injection for tests of the farm: after this many results (0: never) the rank kills
-  // itself (SIGKILL), or stops answering for hang_seconds while holding its next candidate.
-  std::size_t die_after = 0;
-  std::size_t hang_after = 0;
-  double hang_seconds = 3600;
 };
 
 using FarmMeasureFunction = std::function<std::vector<Measurement>(std::span<const Candidate>)>;

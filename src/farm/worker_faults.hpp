@@ -1,0 +1,22 @@
+#pragma once
+// Faults a worker rank injects into itself, so that tests can kill or hang a rank of a real
+// mpirun job (`gpuforecast search --mpi --farm-fault`). Not installed: the public
+// serve_farm() never injects any.
+#include <cstddef>
+
+#include "gpuforecast/farm/farm_worker.hpp"
+
+namespace gpuforecast::farm_detail {
+
+struct WorkerFaults {
+  // After this many results (0: never) the rank kills itself (SIGKILL), or takes its next
+  // candidate and stops answering for hang_seconds.
+  std::size_t die_after = 0;
+  std::size_t hang_after = 0;
+  double hang_seconds = 3600;
+};
+
+void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options,
+                const WorkerFaults& faults);
+
+}  // namespace gpuforecast::farm_detail
