@@ -112,7 +112,7 @@ std::vector<Forecast> LlmSurrogate::predict(std::span<const Candidate> candidate
     throw invalid_argument_error(
         "LLM surrogate: no reference to forecast against yet (give one measurement through update() or set_reference())");
   const double t_ref = m_reference->measurement.median_ms;
-  const double p_fail = m_seen ? static_cast<double>(m_failed) / static_cast<double>(m_seen) : 0.0;
+  const double p_fail = failure_rate();
   const auto pairs = predict_pairs(m_reference->candidate, candidates);
   std::vector<Forecast> out;
   out.reserve(pairs.size());

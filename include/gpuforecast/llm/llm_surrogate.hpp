@@ -59,6 +59,10 @@ class LlmSurrogate {
   void set_reference(Candidate reference, double runtime_ms);
   [[nodiscard]] bool ready() const noexcept { return m_reference.has_value(); }
   [[nodiscard]] const std::optional<Observation>& reference() const noexcept { return m_reference; }
+  // Failed measurements among those seen in update() (0 before any): the forecasts' p_fail.
+  [[nodiscard]] double failure_rate() const noexcept {
+    return m_seen ? static_cast<double>(m_failed) / static_cast<double>(m_seen) : 0.0;
+  }
 
   // Pairwise forecaster: each candidate against `reference`, one answer each, in order. Never
   // throws for the endpoint's faults (failed answers carry the reason).
