@@ -19,6 +19,16 @@
 
 namespace gpuforecast {
 
+namespace {
+std::mutex process_counts_mutex;
+LlmCounts process_counts;
+}  // namespace
+
+LlmCounts llm_process_counts() {
+  std::lock_guard lock(process_counts_mutex);
+  return process_counts;
+}
+
 LlmEndpointOptions llm_options_from_environment(LlmEndpointOptions o) {
   auto env = [](const char* name, std::string& into) {
     if (const char* v = std::getenv(name); v && *v) into = v;
@@ -26,6 +36,7 @@ LlmEndpointOptions llm_options_from_environment(LlmEndpointOptions o) {
   env("GPUFORECAST_LLM_BASE_URL", o.base_url);
   env("GPUFORECAST_LLM_MODEL", o.model);
   env("GPUFORECAST_LLM_API_KEY", o.api_key);
+  if (const char* v = std::getenv("GPUFORECAST_LLM_CACHE"); v && *v) o.cache_dir = v;
   return o;
 }
 
@@ -301,17 +312,23 @@ std::vector<LlmAnswer> LlmEndpoint::ask(std::span<const std::string> prompts) {
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  std::lock_guard lock(m_impl->mutex);
-  auto& c = m_impl->counts;
-  c.prompts += prompts.size();
-  for (const auto& a : answers) {
-    c.requests += a.attempts;
-    c.retries += a.attempts > 1 ? a.attempts - 1 : 0;
-    c.cache_hits += a.from_cache ? 1 : 0;
-    c.answered += a.status != LlmAnswerStatus::failed ? 1 : 0;
-    c.text_only += a.status == LlmAnswerStatus::text_only ? 1 : 0;
-    c.failed += a.status == LlmAnswerStatus::failed ? 1 : 0;
+  auto tally = [&](LlmCounts& c) {
+    c.prompts += prompts.size();
+    for (const auto& a : answers) {
+      c.requests += a.attempts;
+      c.retries += a.attempts > 1 ? a.attempts - 1 : 0;
+      c.cache_hits += a.from_cache ? 1 : 0;
+      c.answered += a.status != LlmAnswerStatus::failed ? 1 : 0;
+      c.text_only += a.status == LlmAnswerStatus::text_only ? 1 : 0;
+      c.failed += a.status == LlmAnswerStatus::failed ? 1 : 0;
+    }
+  };
+  {
+    std::lock_guard lock(m_impl->mutex);
+    tally(m_impl->counts);
   }
+  std::lock_guard lock(process_counts_mutex);
+  tally(process_counts);
   return answers;
 }
 

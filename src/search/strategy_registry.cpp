@@ -38,8 +38,8 @@ AnyStrategy make_genetic(const StrategySettings& s) {
 // ("from-scratch"); options given by name override either.
 AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   const bool pretrained = s.model_factory || !s.model_path.empty();
-  SurrogateFilteredOptions o = surrogate_filtered_options_table().parse(
-      s.options, surrogate_filtered_preset(pretrained ? "pre-trained" : "from-scratch"));
+  const char* preset = s.surrogate == "llm" ? "llm" : pretrained ? "pre-trained" : "from-scratch";
+  SurrogateFilteredOptions o = surrogate_filtered_options_table().parse(s.options, surrogate_filtered_preset(preset));
   o.seed = s.seed;
   SelectiveModel model = s.model_factory ? s.model_factory()
                                          : make_selective_model({.model_path = s.model_path,

@@ -47,16 +47,28 @@ SurrogateFilteredOptions pretrained_preset() {
   return o;
 }
 
+// A language model as the filter (--surrogate llm): every proposal costs a question, so the pool
+// is the study's: 4 per measurement, plus every child of the incumbent (one parameter changed),
+// never the whole space.
+SurrogateFilteredOptions llm_preset() {
+  SurrogateFilteredOptions o;
+  o.proposals.proposals_per_measurement = 4;
+  o.proposals.neighbourhood_parents = 1;
+  o.proposals.whole_space_limit = 0;
+  return o;
+}
+
 }  // namespace
 
 SurrogateFilteredOptions surrogate_filtered_preset(std::string_view name) {
   if (name == "from-scratch") return {};
   if (name == "pre-trained") return pretrained_preset();
+  if (name == "llm") return llm_preset();
   throw invalid_argument_error("strategy \"surrogate\": unknown preset \"" + std::string(name) +
-                               "\" (presets: from-scratch, pre-trained)");
+                               "\" (presets: from-scratch, pre-trained, llm)");
 }
 
-std::vector<std::string> surrogate_filtered_preset_names() { return {"from-scratch", "pre-trained"}; }
+std::vector<std::string> surrogate_filtered_preset_names() { return {"from-scratch", "pre-trained", "llm"}; }
 
 SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options)
     : m_model(std::move(model)), m_options(options) {

@@ -10,6 +10,10 @@ killed. The prompt chooses the behaviour, so one server covers every case:
   "flaky=N"         HTTP 429 for the first N requests of this prompt, then letter=D
   "slow=S"          sleeps S seconds, then letter=F
   "noletter"        content "I think it is faster", no log-probabilities
+  "... answer:"     a pair prompt (pair_prompt.hpp): HTTP 500 when its last line holds
+                    "fault=500", else a letter chosen by the bytes of its last line (stable)
+Every request's Authorization header is recorded; GET /saw-key?key=... says whether any request
+carried it anywhere but there (the body), so a test can check the key stays in its header.
 Every request is counted per prompt; GET /count?prompt=... returns the count, and
 POST bodies must carry "model" and "messages" (else HTTP 400).
 """
@@ -22,6 +26,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 counts = {}
+bodies = []
+keys = set()
 lock = threading.Lock()
 
 
@@ -56,6 +62,10 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/health":
             return self.reply(200, {"status": "ok"})
+        if url.path == "/saw-key":
+            key = urllib.parse.parse_qs(url.query).get("key", [""])[0]
+            with lock:
+                return self.reply(200, {"header": key in keys, "body": any(key in b for b in bodies)})
         if url.path == "/count":
             prompt = urllib.parse.parse_qs(url.query).get("prompt", [""])[0]
             with lock:
@@ -67,6 +77,11 @@ class Handler(BaseHTTPRequestHandler):
         if "model" not in body or "messages" not in body:
             return self.reply(400, {"error": "model and messages are required"})
         prompt = body["messages"][-1]["content"]
+        auth = self.headers.get("Authorization", "")
+        with lock:
+            bodies.append(json.dumps(body))
+            if auth:
+                keys.add(auth.removeprefix("Bearer "))
         with lock:
             counts[prompt] = counts.get(prompt, 0) + 1
             n = counts[prompt]
@@ -87,6 +102,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, logprob_answer("F"))
         if prompt == "noletter":
             return self.reply(200, text_answer("I think it is faster"))
+        if prompt.endswith("answer:"):
+            last = prompt.rsplit("\n", 1)[-1]
+            if "fault=500" in last:
+                return self.reply(500, {"error": {"message": "fake failure"}})
+            return self.reply(200, logprob_answer("ABCDEFGH"[sum(last.encode()) % 8]))
         self.reply(200, logprob_answer("A"))
 
 

@@ -4,14 +4,6 @@
 // failed (deferred) answer with a clear message, never an exception and never a lost answer.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,63 +11,15 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/llm/llm_endpoint.hpp"
-
-extern char** environ;
+#include "fake_server.hpp"
 
 using namespace gpuforecast;
+using gpuforecast::test::closed_port;
+using gpuforecast::test::FakeServer;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-class FakeServer {
- public:
-  FakeServer() {
-    m_dir = fs::temp_directory_path() / fmt_dir();
-    fs::create_directories(m_dir);
-    const auto port_file = m_dir / "port";
-    const std::string script = std::string(GPUFORECAST_SOURCE_DIR) + "/tests/llm/fake_llm_server.py";
-    std::string python = "python3", pf = port_file.string();
-    char* argv[] = {python.data(), const_cast<char*>(script.c_str()), pf.data(), nullptr};
-    REQUIRE(posix_spawnp(&m_pid, "python3", nullptr, nullptr, argv, environ) == 0);
-    for (int i = 0; i < 200 && !fs::exists(port_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    INFO("the fake server did not write its port to " << port_file);
-    REQUIRE(fs::exists(port_file));
-    std::ifstream(port_file) >> m_port;
-  }
-  ~FakeServer() {
-    stop();
-    fs::remove_all(m_dir);
-  }
-  void stop() {
-    if (m_pid > 0) {
-      kill(m_pid, SIGKILL);
-      waitpid(m_pid, nullptr, 0);
-      m_pid = 0;
-    }
-  }
-  [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-  [[nodiscard]] fs::path dir() const { return m_dir; }
-
- private:
-  static std::string fmt_dir() { return "gpuforecast-llm-test-" + std::to_string(getpid()); }
-  pid_t m_pid = 0;
-  int m_port = 0;
-  fs::path m_dir;
-};
-
-// A port nobody listens on: bound, read, closed.
-int closed_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
-}
 
 LlmEndpointOptions options(const std::string& url) {
   LlmEndpointOptions o;

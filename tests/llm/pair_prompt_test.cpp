@@ -40,3 +40,18 @@ TEST_CASE("pair prompts share everything but their last line") {
   other.kernel = "gemm";
   CHECK_THROWS_WITH(pair_prompt(candidate(16), other), Contains("one kernel"));
 }
+
+TEST_CASE("pair prompts carry the static features the candidates hold, or say they are unavailable") {
+  CHECK_THAT(pair_prompt(candidate(16), candidate(64)), Contains("instruction mix): unavailable"));
+  auto ref = candidate(16), cand = candidate(64);
+  ref.features = {{"registers", 32}, {"spill_stores_bytes", 0}, {"static_shared_memory_bytes", 4096}, {"ptx_fma_f32", 64},
+                  {"ptx_ld_global", 12}, {"ptx_mma", 0}};
+  cand.features = {{"registers", 96}, {"spill_stores_bytes", 24}, {"ptx_fma_f32", 256}};
+  const auto p = pair_prompt(ref, cand);
+  CHECK_THAT(p, !Contains("unavailable") && Contains("from NVRTC"));
+  const auto last = p.substr(p.rfind('\n') + 1);
+  CHECK_THAT(last, Contains("block_size_x=16") &&
+                       Contains("(registers 32, spill stores 0 B, shared memory 4096 B, instructions: fma_f32 64, ld_global 12)"));
+  CHECK_THAT(last, Contains("(registers 96, spill stores 24 B, instructions: fma_f32 256) ; answer:"));
+  CHECK_THAT(last, !Contains("mma"));  // zero counts are left out
+}

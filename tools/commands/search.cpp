@@ -38,6 +38,9 @@
 #include "farm/worker_faults.hpp"
 #endif
 #include "common/split_list.hpp"
+#if GPUFORECAST_HAVE_LLM
+#include "gpuforecast/llm/llm_endpoint.hpp"
+#endif
 
 namespace {
 
@@ -109,6 +112,41 @@ std::string trace_path_for(const std::string& base, std::size_t run, std::size_t
 
 using gpuforecast::detail::split_list;
 
+std::size_t measurements_of(const gpuforecast::ReplayResult& r) {
+  std::size_t n = 0;
+  for (const auto& run : r.runs) n += run.trace.size();
+  return n;
+}
+
+// The LLM's calls during a replay with --surrogate llm, reported beside the measurements: the
+// study's cost is measurements plus questions.
+struct LlmCallCount {
+  std::size_t prompts = 0, requests = 0, cache_hits = 0, failed = 0, retries = 0;
+  LlmCallCount operator-(const LlmCallCount& o) const {
+    return {prompts - o.prompts, requests - o.requests, cache_hits - o.cache_hits, failed - o.failed,
+            retries - o.retries};
+  }
+  [[nodiscard]] nlohmann::json json(std::size_t measurements) const {
+    return {{"prompts", prompts}, {"requests", requests}, {"cache_hits", cache_hits}, {"failed_deferred", failed},
+            {"retries", retries}, {"measurements", measurements}};
+  }
+  [[nodiscard]] std::string text(std::size_t measurements, std::size_t runs) const {
+    return fmt::format("{} LLM prompts ({} requests, {} from the cache, {} failed and deferred, {} retries) for {} "
+                       "measurements over {} runs: {:.1f} prompts per measurement",
+                       prompts, requests, cache_hits, failed, retries, measurements, runs,
+                       measurements ? static_cast<double>(prompts) / static_cast<double>(measurements) : 0.0);
+  }
+};
+
+LlmCallCount llm_call_count() {
+#if GPUFORECAST_HAVE_LLM
+  const auto c = gpuforecast::llm_process_counts();
+  return {c.prompts, c.requests, c.cache_hits, c.failed, c.retries};
+#else
+  return {};
+#endif
+}
+
 // Several strategies (comma-separated) run on the same data and seeds, side by side.
 void run_replay(const SearchArgs& a) {
   using namespace gpuforecast;
@@ -120,6 +158,7 @@ void run_replay(const SearchArgs& a) {
   struct Outcome {
     std::string name;
     ReplayResult result;
+    std::optional<LlmCallCount> llm;  // --surrogate llm: the LLM's calls over all runs
   };
   std::vector<Outcome> outcomes;
   for (const auto& name : strategies) {
@@ -151,7 +190,10 @@ void run_replay(const SearchArgs& a) {
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
     e.time_scale = a.time_scale;
+    const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
+    const LlmCallCount before = llm_call_count();
     outcomes.push_back({name, run_replay_experiment(e)});
+    if (asks_llm) outcomes.back().llm = llm_call_count() - before;
   }
   const double optimum = outcomes.front().result.optimum_ms;
 
@@ -199,6 +241,7 @@ void run_replay(const SearchArgs& a) {
       nlohmann::json js{{"strategy", o.name},
                         {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
                         {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
+      if (o.llm) js["llm"] = o.llm->json(measurements_of(o.result));
       for (const auto& s : o.result.summary(budgets))
         js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}, {"standard_error", s.standard_error}});
       j["strategies"].push_back(js);
@@ -226,6 +269,7 @@ void run_replay(const SearchArgs& a) {
     const auto n = static_cast<double>(o.result.runs.size());
     fmt::print("{}: {:.0f} simulated s of compiling and benchmarking per run, {:.2f} s of wall time\n", o.name, cost / n,
                wall / n);
+    if (o.llm) fmt::print("{}: {}\n", o.name, o.llm->text(measurements_of(o.result), o.result.runs.size()));
   }
 }
 

@@ -32,7 +32,9 @@ struct SelectiveModelSpec {
   // Learn from measurements as they come (a search); false: the pre-trained model as it is.
   bool online = true;
   // The surrogate learned online: "default" (a random forest), "xgboost", "knn", "ridge",
-  // "ensemble" (XGBoost + knn), or any other name of the surrogate registry.
+  // "ensemble" (XGBoost + knn), or any other name of the surrogate registry; "llm": a language
+  // model asked about each candidate against the incumbent (llm/llm_selective.hpp), its endpoint
+  // from the environment (GPUFORECAST_LLM_BASE_URL, ...), with no model file or pre-trained model.
   std::string online_surrogate = "default";
   std::uint64_t seed = 0;
 };

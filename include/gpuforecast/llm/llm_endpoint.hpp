@@ -28,7 +28,7 @@ struct LlmEndpointOptions {
   std::string base_url;  // "http://127.0.0.1:8080" (with or without /v1); GPUFORECAST_LLM_BASE_URL
   std::string model;     // sent as "model"; GPUFORECAST_LLM_MODEL
   std::string api_key;   // sent as a bearer token when set; GPUFORECAST_LLM_API_KEY
-  std::filesystem::path cache_dir;  // response cache; empty: none
+  std::filesystem::path cache_dir;  // response cache; empty: none; GPUFORECAST_LLM_CACHE
   std::size_t in_flight = 4;        // requests at once
   double timeout_seconds = 60;      // per request, connecting included
   std::size_t retries = 3;          // after the first attempt
@@ -38,7 +38,7 @@ struct LlmEndpointOptions {
   int max_tokens = 1;
 };
 
-// `defaults` with base_url, model and api_key taken from the environment where set there.
+// `defaults` with base_url, model, api_key and cache_dir taken from the environment where set there.
 [[nodiscard]] LlmEndpointOptions llm_options_from_environment(LlmEndpointOptions defaults = {});
 
 enum class LlmAnswerStatus {
@@ -59,6 +59,10 @@ struct LlmAnswer {
 struct LlmCounts {
   std::size_t prompts = 0, requests = 0, cache_hits = 0, answered = 0, text_only = 0, failed = 0, retries = 0;
 };
+
+// Totals over every endpoint of this process: what a caller that never sees the endpoint (a
+// search whose model the composition layer built) reports as the LLM's calls.
+[[nodiscard]] LlmCounts llm_process_counts();
 
 class LlmEndpoint {
  public:

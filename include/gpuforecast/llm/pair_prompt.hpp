@@ -2,7 +2,10 @@
 // The question put to a language model about one (reference, candidate) pair: the kernel (its
 // source when the spec holds it), the device's numbers, the tuning parameters, optionally K
 // measured pairs of the same space as worked examples, the bin definition, then the two
-// configurations. Everything shared by the pairs of one space comes first, so a server that
+// configurations with their static features (registers, spills, shared memory, instruction mix)
+// when the candidates carry them in Candidate::features (the NVRTC compiler fills them where it
+// runs; this area has no CUDA dependency of its own), else a line saying they are unavailable.
+// Everything shared by the pairs of one space comes first, so a server that
 // caches prompt prefixes (llama.cpp does) reads only the last lines anew for each pair.
 // The answer asked for is one letter: A-H are speedup bins 1-8,
 // bin = clamp(floor(2 log2(t_ref / t_candidate)) + 4, 1, 8).
