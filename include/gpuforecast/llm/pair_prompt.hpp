@@ -11,8 +11,9 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct PairExample {
   Config reference;
