@@ -15,8 +15,9 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct ModelInfo {
   std::string path;

@@ -5,6 +5,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from . import _gpuforecast as _native
+
 
 def _column(values):
     a = np.asarray(values)
@@ -31,9 +33,17 @@ def columns_of(configs, parameters: Sequence[str] | None = None) -> tuple[list[s
         return [str(n) for n in names], [_column(configs[p]) for p in names]
     if isinstance(configs, (str, bytes)) or not hasattr(configs, "__iter__"):
         raise TypeError(f"configs must be a list of dicts or a pandas DataFrame, got {type(configs).__name__}")
-    rows = list(configs)
+    rows = configs if type(configs) is list else list(configs)
     if not rows:
         return (list(parameters) if parameters else []), [[] for _ in (parameters or [])]
+    # The common case (every row a dict with exactly the parameters) in one pass in C++: the
+    # checks and comprehensions below cost ~10% of an XGBoost batch. Irregular rows fall through
+    # so that the error below names what is wrong.
+    if isinstance(rows[0], dict):
+        keys = list(rows[0].keys()) if parameters is None else list(parameters)
+        fast = _native._dict_columns(rows, keys)
+        if fast is not None:
+            return [str(n) for n in keys], fast
     for i, r in enumerate(rows):
         if not isinstance(r, Mapping):
             raise TypeError(f"configs[{i}] is {r!r}, not a dict of parameter values")

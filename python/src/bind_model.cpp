@@ -239,6 +239,8 @@ void bind_model(nb::module_& m) {
       nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("alpha"), nb::arg("delta"),
       nb::arg("risk_alpha").none(), nb::arg("method"), nb::arg("group_by"), nb::arg("loss"), nb::arg("tolerance"),
       nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"));
+  m.def("_dict_columns", &dict_rows_to_columns, nb::arg("rows"), nb::arg("keys"),
+        "Columns of a list of dicts that all hold exactly `keys` (None if any does not).");
   m.def("surrogate_names", &surrogate_names, "Surrogate kinds train() accepts in this build (besides \"default\").");
 }
 

@@ -110,6 +110,64 @@ std::vector<Config> configs_from_columns(const ParameterNames& names, nb::handle
   return out;
 }
 
+nb::object dict_rows_to_columns(nb::handle rows, nb::handle keys) {
+  if (!PyList_Check(rows.ptr()) || !PyList_Check(keys.ptr())) return nb::none();
+  const Py_ssize_t n_rows = PyList_GET_SIZE(rows.ptr());
+  const Py_ssize_t n_keys = PyList_GET_SIZE(keys.ptr());
+  enum class Kind { integer, floating, other };
+  std::vector<Kind> kinds(static_cast<std::size_t>(n_keys), Kind::integer);
+  // Pass 1: the rows are regular (exactly the keys) and each column's kind.
+  for (Py_ssize_t r = 0; r < n_rows; ++r) {
+    PyObject* row = PyList_GET_ITEM(rows.ptr(), r);
+    if (!PyDict_Check(row) || PyDict_GET_SIZE(row) != n_keys) return nb::none();
+    for (Py_ssize_t k = 0; k < n_keys; ++k) {
+      PyObject* v = PyDict_GetItemWithError(row, PyList_GET_ITEM(keys.ptr(), k));
+      if (!v) {
+        if (PyErr_Occurred()) throw nb::python_error();  // an unhashable key: Python's own error
+        return nb::none();
+      }
+      Kind& kind = kinds[static_cast<std::size_t>(k)];
+      if (kind == Kind::other) continue;
+      if (PyLong_Check(v)) {  // bool is an int subclass: numpy makes a bool column int64 as well
+        int overflow = 0;
+        (void)PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow != 0) kind = Kind::other;  // to_value names the value that does not fit
+      } else if (PyFloat_Check(v)) {
+        kind = Kind::floating;
+      } else {
+        kind = Kind::other;
+      }
+    }
+  }
+  // Pass 2: the columns.
+  nb::list columns;
+  const std::size_t n = static_cast<std::size_t>(n_rows);
+  for (Py_ssize_t k = 0; k < n_keys; ++k) {
+    PyObject* key = PyList_GET_ITEM(keys.ptr(), k);
+    const Kind kind = kinds[static_cast<std::size_t>(k)];
+    auto value_at = [&](Py_ssize_t r) { return PyDict_GetItem(PyList_GET_ITEM(rows.ptr(), r), key); };
+    if (kind == Kind::integer) {
+      auto* data = new std::int64_t[n];
+      nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+      for (Py_ssize_t r = 0; r < n_rows; ++r) data[r] = PyLong_AsLongLong(value_at(r));
+      columns.append(nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {n}, owner));
+    } else if (kind == Kind::floating) {
+      auto* data = new double[n];
+      nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+      for (Py_ssize_t r = 0; r < n_rows; ++r) {
+        PyObject* v = value_at(r);
+        data[r] = PyFloat_Check(v) ? PyFloat_AS_DOUBLE(v) : static_cast<double>(PyLong_AsLongLong(v));
+      }
+      columns.append(nb::ndarray<nb::numpy, double, nb::ndim<1>>(data, {n}, owner));
+    } else {
+      nb::list column;
+      for (Py_ssize_t r = 0; r < n_rows; ++r) column.append(nb::borrow(value_at(r)));
+      columns.append(column);
+    }
+  }
+  return columns;
+}
+
 std::shared_ptr<const Device> device_by_name(const std::string& name) {
   if (auto d = DeviceRegistry::global().try_find(name)) return d;
   if (name.empty()) throw invalid_argument_error("device: give the name of a GPU (e.g. \"A100\")");

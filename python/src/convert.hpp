@@ -29,6 +29,14 @@ namespace nb = nanobind;
 // differ. The GIL must be held.
 [[nodiscard]] std::vector<Config> configs_from_columns(const ParameterNames& names, nb::handle columns);
 
+// Rows given as a list of dicts {key: value}, each holding exactly `keys`, as one column per key
+// in `keys` order: a 1-D numpy int64 array when every value is an int (or bool), float64 when
+// they are ints and floats with at least one float, else a list (configs_from_columns turns
+// those into values and names what is wrong). One pass in C++ instead of a Python comprehension
+// per parameter plus numpy's type inference. Returns None for anything irregular (a row that is
+// not a dict, missing or extra keys) so that the caller's Python path raises its usual error.
+[[nodiscard]] nb::object dict_rows_to_columns(nb::handle rows, nb::handle keys);
+
 // The device by name from the registry; a name the registry does not know gives a Device that
 // carries only the name (forecasts within that device still work), with a Python warning.
 [[nodiscard]] std::shared_ptr<const Device> device_by_name(const std::string& name);

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CandidatePair {
   std::size_t reference = 0;  // indices into the caller's points

@@ -2,8 +2,9 @@
 // The finite-sample conformal quantile: with n exchangeable calibration scores, the
 // ceil((n + 1)(1 - alpha))-th smallest score bounds a fresh score with probability >= 1 - alpha.
 #include <span>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Throws invalid_argument_error naming `what` unless 0 < alpha < 1.
 void check_alpha(double alpha, const char* what = "alpha");

@@ -3,8 +3,9 @@
 // calibration with the CQR score, so the interval is [lo * e^-q, hi * e^q] (q may be negative
 // when the head is too wide).
 #include "gpuforecast/calibration/split_conformal.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 [[nodiscard]] inline SplitConformal make_cqr(double alpha) { return SplitConformal(alpha, ConformalScore::cqr); }
 

@@ -6,8 +6,9 @@
 #include <string_view>
 
 #include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class DeferralLoss {
   relative_error,  // |t_hat - t| / t > tolerance (default 10%)

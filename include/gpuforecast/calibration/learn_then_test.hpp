@@ -12,8 +12,9 @@
 #include <cstddef>
 #include <span>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // P(Binomial(n, p) <= k), exact (log-space sums; fine for n up to millions).
 [[nodiscard]] double binomial_cdf(std::size_t k, std::size_t n, double p);

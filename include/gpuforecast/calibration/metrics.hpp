@@ -8,8 +8,9 @@
 #include "gpuforecast/calibration/nonconformity.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"  // BinProbabilities, per-forecast brier() and crps_ordinal()
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Fraction of observed runtimes inside their interval. Throws on empty/mismatched input.
 [[nodiscard]] double empirical_coverage(std::span<const Interval> intervals, std::span<const double> observed_ms);

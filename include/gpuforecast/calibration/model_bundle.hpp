@@ -6,8 +6,9 @@
 
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 inline constexpr std::uint32_t calibration_section_version = 1;
 

@@ -8,8 +8,9 @@
 
 #include "gpuforecast/calibration/split_conformal.hpp"
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class GroupBy { none, kernel, device, kernel_and_device };
 

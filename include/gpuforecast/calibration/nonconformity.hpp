@@ -4,8 +4,9 @@
 #include <string_view>
 
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Interval {
   double low_ms = 0;

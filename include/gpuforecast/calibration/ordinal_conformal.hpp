@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "gpuforecast/surrogate/metrics.hpp"  // BinProbabilities
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct BinRun {
   int low = 1;   // first bin, 1..8

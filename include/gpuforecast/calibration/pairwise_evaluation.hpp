@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct PairEvaluationOptions {
   double alpha = 0.1;

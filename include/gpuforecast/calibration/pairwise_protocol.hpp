@@ -9,8 +9,9 @@
 
 #include "gpuforecast/calibration/pairwise_evaluation.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct PairProtocolOptions {
   double train_fraction = 0.1;

@@ -15,8 +15,9 @@
 #include "gpuforecast/calibration/learn_then_test.hpp"
 #include "gpuforecast/calibration/ordinal_conformal.hpp"
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class PairLoss {
   wrong_bin,        // the most probable bin is not the true bin

@@ -6,8 +6,9 @@
 
 #include "gpuforecast/calibration/metrics.hpp"
 #include "gpuforecast/report/svg_plot.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Accuracy against mean confidence per bin (bars, with the count of each bin noted), the
 // diagonal of perfect calibration, and the ECE in the title.

@@ -14,8 +14,9 @@
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CalibrationOptions {
   double alpha = 0.1;  // intervals cover with probability >= 1 - alpha

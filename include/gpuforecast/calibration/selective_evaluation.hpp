@@ -9,8 +9,9 @@
 
 #include "gpuforecast/calibration/metrics.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct SelectiveEvaluation {
   std::size_t test_size = 0;

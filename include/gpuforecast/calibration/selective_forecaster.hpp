@@ -8,8 +8,9 @@
 
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 template <Surrogate S>
 class SelectiveForecaster {

@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class ArchiveWriter;
 class ArchiveReader;

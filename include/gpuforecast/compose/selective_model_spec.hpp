@@ -20,8 +20,9 @@
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/selective_model.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct SelectiveModelSpec {
   // A pre-trained model: a file from `gpuforecast train` (and `calibrate`), or a surrogate held in

@@ -10,8 +10,9 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/kernel_spec.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Static compiler features (registers, spills, instruction mix...), by name; see runtime/.
 using Features = std::map<std::string, double>;

@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 template <class S>
 constexpr bool check_surrogate() {

@@ -10,8 +10,9 @@
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 template <class S>
 concept Surrogate = requires(S s, std::span<const Candidate> c, std::span<const Observation> o) {

@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "gpuforecast/core/value.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Parameter names are shared by every Config of a space: a search holds millions of configs.
 using ParameterNames = std::shared_ptr<const std::vector<std::string>>;

@@ -3,8 +3,9 @@
 #include <string>
 
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Decision {
   Forecast forecast;

@@ -5,8 +5,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Device {
   std::string name;          // canonical, e.g. "A100-PCIE-40GB"

@@ -5,8 +5,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Base of every error the library throws on purpose.
 class error : public std::runtime_error {

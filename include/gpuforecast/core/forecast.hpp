@@ -2,8 +2,9 @@
 // What a surrogate says about one candidate.
 #include <array>
 #include <optional>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 inline constexpr int speedup_bin_count = 8;
 

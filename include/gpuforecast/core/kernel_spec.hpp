@@ -5,8 +5,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct KernelArgument {
   std::string name;

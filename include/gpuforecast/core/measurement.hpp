@@ -3,8 +3,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class Status { ok, compile_failed, launch_failed, runtime_failed, invalid, timeout };
 

@@ -6,8 +6,9 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/measurement.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Observation {
   Candidate candidate;

@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Inclusive bounds of a numeric option.
 struct OptionRange {

@@ -11,8 +11,9 @@
 
 #include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class SelectiveModel {
  public:

@@ -8,8 +8,9 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/value.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Parameter {
   std::string name;

@@ -5,8 +5,9 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class Value {
  public:

@@ -4,8 +4,9 @@
 // that every command and program reports them the same way without passing a logger around.
 #include <functional>
 #include <string>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 using WarningHandler = std::function<void(const std::string& message)>;
 

@@ -9,8 +9,9 @@
 
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // One file's worth of observations: one kernel on one device.
 struct SpaceData {

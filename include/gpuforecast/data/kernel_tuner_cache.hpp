@@ -10,8 +10,9 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CacheEntry {
   Config config;

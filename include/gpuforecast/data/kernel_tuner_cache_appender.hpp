@@ -8,8 +8,9 @@
 #include <string>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class KernelTunerCacheAppender {
  public:

@@ -5,8 +5,9 @@
 
 #include "gpuforecast/core/kernel_spec.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct T1File {
   std::string path;

@@ -7,8 +7,9 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/measurement.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct T4Result {
   Config config;

@@ -21,8 +21,9 @@
 #include <vector>
 
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct LlmEndpointOptions {
   std::string base_url;  // "http://127.0.0.1:8080" (with or without /v1); GPUFORECAST_LLM_BASE_URL

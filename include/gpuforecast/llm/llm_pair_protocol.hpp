@@ -10,8 +10,9 @@
 
 #include "gpuforecast/calibration/pairwise_protocol.hpp"
 #include "gpuforecast/llm/llm_endpoint.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct LlmPairRun {
   PairProtocolRun run;              // scored on the answered pairs; fit_seconds holds the asking time

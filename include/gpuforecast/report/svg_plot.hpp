@@ -4,8 +4,9 @@
 // series. No dependencies; output is a standalone .svg that browsers and rsvg-convert render.
 #include <string>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class SeriesKind { line, points, bars };
 

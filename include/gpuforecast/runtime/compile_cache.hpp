@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "gpuforecast/runtime/compiled_kernel.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // 128-bit content hash (two independent 64-bit FNV-1a-style streams with a final mix) of the
 // parts, each length-prefixed so ("ab","c") != ("a","bc"); hex, 32 characters. Not

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class CompilePool {
  public:

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CompiledKernel {
   bool ok = false;

@@ -17,8 +17,9 @@
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CudaBenchmarkerOptions {
   std::string stopping = "adaptive";  // see make_stopping_criterion

@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "gpuforecast/core/device.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Device i of the result is driver ordinal i. Throws cuda_error("no CUDA driver found: ...")
 // without a driver, and cuda_error when a query fails.

@@ -3,8 +3,9 @@
 #include <cstddef>
 
 #include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class FixedCountCriterion final : public StoppingCriterion {
  public:

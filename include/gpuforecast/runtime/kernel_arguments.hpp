@@ -9,8 +9,9 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/kernel_spec.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class ElementType { f16, f32, f64, i8, u8, i16, u16, i32, u32, i64, u64 };
 

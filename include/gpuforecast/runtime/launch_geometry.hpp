@@ -8,8 +8,9 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/kernel_spec.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct LaunchGeometry {
   std::array<std::uint64_t, 3> grid{1, 1, 1};   // blocks

@@ -14,8 +14,9 @@
 #include "gpuforecast/core/kernel_spec.hpp"
 #include "gpuforecast/runtime/compile_cache.hpp"
 #include "gpuforecast/runtime/compiled_kernel.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct CompilerOptions {
   std::vector<std::string> extra_options;  // appended after the spec's CompilerOptions

@@ -4,8 +4,9 @@
 #include <cstddef>
 
 #include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class RelativeCiCriterion final : public StoppingCriterion {
  public:

@@ -9,8 +9,9 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // What a replayed measurement of an ok configuration returns.
 enum class ReplaySampling {

@@ -5,8 +5,9 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/measurement.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class sample_error : public error {
  public:

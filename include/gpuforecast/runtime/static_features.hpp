@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Resource usage of entry `entry` (the last function reported when empty or not found).
 // Missing fields are absent from the result.

@@ -4,8 +4,9 @@
 // no normality is assumed.
 #include <cstddef>
 #include <span>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct MedianInterval {
   double median = 0;

@@ -8,8 +8,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 using CriterionParams = std::map<std::string, double>;
 

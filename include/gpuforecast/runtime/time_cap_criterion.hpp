@@ -1,8 +1,9 @@
 #pragma once
 // Stop when measuring one candidate has taken `seconds` of wall time (at least one sample).
 #include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class TimeCapCriterion final : public StoppingCriterion {
  public:

@@ -4,8 +4,9 @@
 // (src/runtime/) uses CUPTI activity records cross-checked with CUDA events; tests use
 // deterministic fakes.
 #include <chrono>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct TimedSample {
   double kernel_ms = 0;  // the sample the statistics use (CUPTI when available, else events)

@@ -1,8 +1,9 @@
 #pragma once
 // How much a search may spend: a number of measurements, simulated (or real) seconds, or both.
 #include <cstddef>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Budget {
   std::size_t max_measurements = 0;  // 0: no limit on the count

@@ -9,8 +9,9 @@
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class KernelTunerCacheAppender;
 

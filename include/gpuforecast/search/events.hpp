@@ -12,8 +12,9 @@
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct SearchBegin {
   const TuningSpace& space;

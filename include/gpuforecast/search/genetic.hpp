@@ -13,8 +13,9 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/options_table.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 enum class GeneticVariant { elitist, kernel_tuner };
 

@@ -13,8 +13,9 @@
 #include <utility>
 
 #include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 template <class O>
 concept ObservesBegin = requires(O& o, const SearchBegin& e) { o.on_begin(e); };

@@ -6,8 +6,9 @@
 
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class ProgressBar {
  public:

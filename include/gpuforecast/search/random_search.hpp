@@ -5,8 +5,9 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/options_table.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct RandomSearchOptions {
   std::uint64_t seed = 0;

@@ -13,8 +13,9 @@
 #include "gpuforecast/search/search_report.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Which configurations a replayed search may propose (`gpuforecast search --space`).
 enum class ReplaySpace {

@@ -13,8 +13,9 @@
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Reads the cache of an earlier run of this search (torn last line dropped with a warning).
 // Throws input_error naming the file and the field when it belongs to another kernel, device,

@@ -19,8 +19,9 @@
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct SearchContextOptions {
   // Draw a progress bar on stderr; it is drawn only when stderr is a terminal.

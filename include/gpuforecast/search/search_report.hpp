@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // curve[n-1] = optimum_ms / (best time among the configurations measured in the first n),
 // n = 1..length; 0 before anything valid was measured; a trace shorter than `length` holds its

@@ -12,8 +12,9 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class AnyStrategy {
  public:

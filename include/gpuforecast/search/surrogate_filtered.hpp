@@ -20,8 +20,9 @@
 #include "gpuforecast/search/surrogate_filtered/batch_selection.hpp"
 #include "gpuforecast/search/surrogate_filtered/initial_design.hpp"
 #include "gpuforecast/search/surrogate_filtered/proposals.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // The strategy's options: its own, and one struct per part. The defaults are the "from scratch"
 // preset (a model trained online from the search's own measurements); surrogate_filtered_preset()

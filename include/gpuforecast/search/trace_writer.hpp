@@ -4,8 +4,9 @@
 #include <string>
 
 #include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class T4TraceWriter {
  public:

@@ -6,8 +6,9 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Every config satisfying the constraints, in lexicographic order of value indices (the first
 // parameter varies slowest, as Kernel Tuner's cache keys are ordered). Constraints are checked

@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "gpuforecast/core/value.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 namespace detail {
 struct ExpressionProgram;

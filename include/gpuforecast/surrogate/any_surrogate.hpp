@@ -10,8 +10,9 @@
 #include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // What every surrogate of this library provides beyond the Surrogate concept:
 //   void fit(std::span<const Observation>)        train from scratch (failed observations

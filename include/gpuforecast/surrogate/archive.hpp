@@ -9,8 +9,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class ArchiveWriter {
  public:

@@ -11,8 +11,9 @@
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // members[m][i]: member m's forecast of candidate i; weights[m] >= 0 (empty: equal weights;
 // normalised to sum 1). Median: exp(weighted mean log median); interval: weighted mean of the

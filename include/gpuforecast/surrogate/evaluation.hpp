@@ -12,8 +12,9 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct EvaluationRun {
   std::string protocol;   // "interpolate", "transfer-device", "transfer-kernel"

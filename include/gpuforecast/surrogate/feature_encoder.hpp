@@ -12,8 +12,9 @@
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct FeatureEncoderOptions {
   // Parameters with at most this many distinct values in training also get one-hot columns;

@@ -16,8 +16,9 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct GaussianProcessOptions {
   std::size_t max_points = 2000;    // ok rows in the posterior (a seeded random subset beyond)

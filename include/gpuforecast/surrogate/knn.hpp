@@ -13,8 +13,9 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct KnnOptions {
   // Candidate neighbour counts; the one with the lowest leave-one-out error on (a sample of)

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // Spearman's rho with average ranks for ties (Pearson correlation of the ranks); 0 when either
 // side is constant.

@@ -15,8 +15,9 @@
 
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 inline constexpr std::uint32_t model_file_format_version = 1;
 

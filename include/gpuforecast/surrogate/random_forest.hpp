@@ -15,8 +15,9 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct RandomForestOptions {
   std::size_t trees = 100;

@@ -8,8 +8,9 @@
 
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // "ridge", "knn", "xgboost", "transformer", "ensemble", "ensemble(m=w,...)" or "default" (the best measured in this
 // build: see default_surrogate_name()), or a kind registered with register_surrogate_kind

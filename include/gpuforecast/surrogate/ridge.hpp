@@ -11,8 +11,9 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct RidgeOptions {
   // Candidate penalties, as multiples of the number of training rows; the one with the lowest

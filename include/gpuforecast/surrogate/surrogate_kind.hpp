@@ -17,8 +17,9 @@
 
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct SurrogateKind {
   std::string name;                                    // what kind() returns and model files store

@@ -28,8 +28,9 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct TransformerOptions {
   // Architecture. Defaults measured with benchmarks/transformer_tuning (see docs in that file).

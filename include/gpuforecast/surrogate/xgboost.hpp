@@ -14,8 +14,9 @@
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct XgboostOptions {
   int rounds = 500;

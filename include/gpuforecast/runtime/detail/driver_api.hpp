@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "gpuforecast/core/device.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast::driver {
+namespace gpuforecast GPUFORECAST_API {
+namespace driver {
 
 using Result = int;             // CUresult; 0 is success
 using DeviceHandle = int;       // CUdevice
@@ -99,9 +101,10 @@ void set_driver_for_testing(const DriverApi* api);
 // True for errors after which the context is unusable (illegal address, launch failure...).
 [[nodiscard]] bool is_sticky(Result r) noexcept;
 
-}  // namespace gpuforecast::driver
+}  // namespace driver
+}  // namespace gpuforecast
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 // enumerate_cuda_devices() read through a given table (a fake one in tests). Device i of the
 // result is driver ordinal i. Throws cuda_error when a query fails.

@@ -6,8 +6,10 @@
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/runtime/stopping_criterion.hpp"
 #include "gpuforecast/runtime/timer.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast::detail {
+namespace gpuforecast GPUFORECAST_API {
+namespace detail {
 
 struct LoopOptions {
   int warmup = 2;  // untimed runs first (clocks up, instruction cache, TLB)
@@ -28,4 +30,5 @@ struct LoopReport {
 LoopReport run_measurement_loop(SampleTimer& timer, const StoppingCriterion& criterion, Clock& clock,
                                 const LoopOptions& options, Measurement& m);
 
-}  // namespace gpuforecast::detail
+}  // namespace detail
+}  // namespace gpuforecast

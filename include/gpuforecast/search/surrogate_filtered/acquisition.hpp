@@ -15,8 +15,9 @@
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/search/trace.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct AcquisitionOptions {
   double optimism = 1;           // 0: rank by the expected cost alone

@@ -22,8 +22,9 @@
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/search/surrogate_filtered/acquisition.hpp"
 #include "gpuforecast/search/surrogate_filtered/proposals.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct BatchSelectionOptions {
   std::size_t local_moves = 1;

@@ -18,8 +18,9 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class SearchContext;
 

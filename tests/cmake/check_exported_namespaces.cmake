@@ -1,0 +1,26 @@
+# Every public header opens namespace gpuforecast with GPUFORECAST_API (gpuforecast/export.hpp):
+# the libraries are built with hidden visibility, so a header that forgets it declares symbols
+# that programs linking the shared library cannot find (tests link the static areas and would
+# not notice).
+file(GLOB_RECURSE headers ${INCLUDE_DIR}/gpuforecast/*.hpp)
+set(bad "")
+foreach(h IN LISTS headers)
+  file(STRINGS ${h} lines REGEX "^namespace gpuforecast")
+  foreach(l IN LISTS lines)
+    if(NOT l MATCHES "^namespace gpuforecast GPUFORECAST_API {")
+      list(APPEND bad "${h}: ${l}")
+    endif()
+  endforeach()
+  if(lines)
+    file(STRINGS ${h} inc REGEX "^#include \"gpuforecast/export.hpp\"")
+    if(NOT inc AND NOT h MATCHES "/export.hpp$")
+      list(APPEND bad "${h}: does not include gpuforecast/export.hpp")
+    endif()
+  endif()
+endforeach()
+if(bad)
+  list(JOIN bad "\n  " msg)
+  message(FATAL_ERROR "public headers must open `namespace gpuforecast GPUFORECAST_API {`:\n  ${msg}")
+endif()
+list(LENGTH headers n)
+message(STATUS "${n} public headers checked: every namespace gpuforecast is exported")
