@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct FarmCoordinatorOptions {
   // A worker that holds a candidate and sends nothing (no heartbeat, no result) for this long is

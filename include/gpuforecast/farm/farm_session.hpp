@@ -3,8 +3,9 @@
 // object is. Rank 0 coordinates (runs the strategy), every other rank measures. mpi.h stays in
 // src/farm/, so that programs including this header need no MPI include path.
 #include <cstddef>
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 class FarmSession {
  public:

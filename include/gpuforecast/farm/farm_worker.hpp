@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct FarmWorkerOptions {
   double heartbeat_interval_s = 0.25;

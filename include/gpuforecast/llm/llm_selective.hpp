@@ -20,8 +20,9 @@
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/llm/llm_surrogate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct LlmSelectiveOptions {
   LlmSurrogateOptions surrogate;

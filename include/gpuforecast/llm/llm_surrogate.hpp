@@ -27,8 +27,9 @@
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/llm/llm_endpoint.hpp"
 #include "gpuforecast/llm/pair_prompt.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct LlmSurrogateOptions {
   LlmEndpointOptions endpoint;  // llm_options_from_environment() fills it from the environment
