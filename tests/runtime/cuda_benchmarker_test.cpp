@@ -67,7 +67,9 @@ CudaBenchmarkerOptions fast_options(bool isolate) {
   o.isolate = isolate;
   o.timeout_s = 3;
   o.compile_threads = 2;
-  o.stopping_params = {{"max_seconds", 0.5}};
+  // Sample counts must not depend on how loaded the machine is (the time cap also counts warm-up runs and
+  // worker start-up): a generous cap leaves the stop to the count-based criteria.
+  o.stopping_params = {{"max_seconds", 60.0}};
   return o;
 }
 
