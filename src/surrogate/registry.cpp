@@ -15,6 +15,7 @@
 #include "gpuforecast/surrogate/ridge.hpp"
 #include "gpuforecast/surrogate/surrogate_kind.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
+#include "gpuforecast/surrogate/compact.hpp"
 #include "surrogate/surrogate_kind_table.hpp"
 #include "surrogate/transformer_plugin.hpp"
 
@@ -62,6 +63,40 @@ std::vector<std::size_t> ensemble_member_repeats(const std::vector<std::string>&
   for (std::size_t i = 0; i < members.size(); ++i)
     n[i] = static_cast<std::size_t>(std::count(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(i), members[i]));
   return n;
+}
+
+// "compact(members=1,teacher=ensemble(xgboost,gp))": options by name; commas inside parentheses
+// belong to a value.
+CompactOptions compact_options(std::string_view name, std::uint64_t seed) {
+  auto bad = [&](std::string_view why) {
+    throw invalid_argument_error(fmt::format("surrogate \"{}\": {} (expected e.g. compact(members=1,rounds=300))", name, why));
+  };
+  if (name.back() != ')') bad("no closing parenthesis");
+  const std::string_view body = name.substr(8, name.size() - 9);
+  CompactOptions o;
+  o.seed = seed;
+  std::size_t start = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i <= body.size(); ++i) {
+    if (i < body.size()) {
+      if (body[i] == '(') ++depth;
+      else if (body[i] == ')') --depth;
+      if (depth < 0) bad("unbalanced parentheses");
+      if (body[i] != ',' || depth > 0) continue;
+    }
+    const std::string_view item = trim(body.substr(start, i - start));
+    start = i + 1;
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) bad(fmt::format("\"{}\" is not NAME=VALUE", item));
+    try {
+      compact_options_table().set(o, trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+    } catch (const std::exception& e) {
+      bad(e.what());
+    }
+  }
+  if (depth != 0) bad("unbalanced parentheses");
+  return o;
 }
 
 std::optional<EnsembleRecipe> ensemble_recipe(std::string_view name) {
@@ -189,6 +224,12 @@ std::vector<SurrogateKind> builtin_surrogate_kinds() {
     return XgboostSurrogate(o);
   });
 #endif
+  // Loads and forecasts in every build; training needs XGBoost (it says so otherwise).
+  add.operator()<CompactSurrogate>("compact", [](std::uint64_t seed) {
+    CompactOptions o;
+    o.seed = seed;
+    return CompactSurrogate(o);
+  });
   add.operator()<AnyEnsemble>("ensemble", [](std::uint64_t seed) { return make_ensemble(*ensemble_recipe("ensemble"), seed); });
   return kinds;
 }
@@ -197,6 +238,7 @@ std::vector<SurrogateKind> builtin_surrogate_kinds() {
 AnySurrogate make_surrogate(std::string_view name, std::uint64_t seed) {
   if (name == "default") return make_surrogate(default_surrogate_name(), seed);
   if (const auto recipe = ensemble_recipe(name)) return make_ensemble(*recipe, seed);
+  if (name.starts_with("compact(")) return CompactSurrogate(compact_options(name, seed));
   if (const auto kind = find_kind(name)) return kind->make(seed);
   unknown(name);
 }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <limits>
 
@@ -155,6 +156,26 @@ GroupNormaliser GroupNormaliser::load(ArchiveReader& r, const TrainingRows& rows
   n.fit(rows);  // offsets are a pure function of the rows; only check they agree
   const double g = r.f64();
   if (!(std::abs(g - n.m_global) <= 1e-6 * (1.0 + std::abs(g)))) r.fail("group offsets do not match the training rows");
+  return n;
+}
+
+void GroupNormaliser::save_offsets(ArchiveWriter& w) const {
+  write_tag(w, "offsets", 1);
+  w.f64(m_global);
+  w.f64_map(std::map<std::string, double>(m_by_group.begin(), m_by_group.end()));
+  w.f64_map(std::map<std::string, double>(m_by_kernel.begin(), m_by_kernel.end()));
+}
+
+GroupNormaliser GroupNormaliser::load_offsets(ArchiveReader& r) {
+  expect_tag(r, "offsets", 1);
+  GroupNormaliser n;
+  n.m_global = r.f64();
+  for (const auto& [k, v] : r.f64_map()) n.m_by_group.emplace(k, v);
+  for (const auto& [k, v] : r.f64_map()) n.m_by_kernel.emplace(k, v);
+  const auto finite = [](double v) { return std::isfinite(v); };
+  if (!finite(n.m_global) || !std::all_of(n.m_by_group.begin(), n.m_by_group.end(), [&](auto& p) { return finite(p.second); }) ||
+      !std::all_of(n.m_by_kernel.begin(), n.m_by_kernel.end(), [&](auto& p) { return finite(p.second); }))
+    r.fail("group offsets: a stored offset is not finite");
   return n;
 }
 

@@ -48,6 +48,10 @@ class GroupNormaliser {
   [[nodiscard]] std::vector<double> targets(const TrainingRows& rows) const;
   void save(ArchiveWriter& w) const;
   static GroupNormaliser load(ArchiveReader& r, const TrainingRows& rows);
+  // The offsets themselves, for a model that loads without decoding its training rows: enough
+  // for offset(), not for targets() (fit() on the rows restores that).
+  void save_offsets(ArchiveWriter& w) const;
+  static GroupNormaliser load_offsets(ArchiveReader& r);
 
  private:
   std::vector<double> m_group_offset;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gpuforecast/core/error.hpp"
+#include "boosting.hpp"
 #include "tabular.hpp"
 
 namespace gpuforecast {
@@ -195,6 +196,33 @@ std::shared_ptr<Booster> load_booster(ArchiveReader& r, const std::string& blob)
 }
 
 }  // namespace
+
+namespace detail {
+
+bool can_boost() noexcept { return true; }
+
+FlatTrees boost_flat_trees(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
+                           const BoostingParams& p, bool classifier, std::vector<double>* xgboost_predictions) {
+  XgboostOptions o;
+  o.rounds = classifier ? 1 : p.rounds;
+  o.failure_rounds = p.rounds;
+  o.eta = p.eta;
+  o.max_depth = p.max_depth;
+  o.min_child_weight = p.min_child_weight;
+  o.subsample = p.subsample;
+  o.colsample_bytree = p.colsample_bytree;
+  o.lambda = p.lambda;
+  o.seed = p.seed;
+  o.threads = p.threads;
+  const auto booster = boost(x, cols, y, o, classifier);
+  if (xgboost_predictions) *xgboost_predictions = booster->predict(DMatrix(x, y.size(), cols));
+  bst_ulong len = 0;
+  const char* out = nullptr;
+  check(XGBoosterSaveModelToBuffer(booster->h, R"({"format": "json"})", &len, &out), "model serialisation");
+  return FlatTrees::from_xgboost_json(std::string_view(out, len), cols);
+}
+
+}  // namespace detail
 
 XgboostSurrogate::XgboostSurrogate(XgboostOptions options) : m_options(std::move(options)) {
   if (m_options.rounds < 1) throw invalid_argument_error("XgboostOptions::rounds must be positive");

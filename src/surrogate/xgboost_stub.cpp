@@ -2,6 +2,8 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
 
+#include "boosting.hpp"
+
 namespace gpuforecast {
 
 bool xgboost_available() noexcept { return false; }
@@ -20,5 +22,14 @@ void XgboostSurrogate::update(std::span<const Observation>) { absent(); }
 std::vector<Forecast> XgboostSurrogate::predict(std::span<const Candidate>) const { absent(); }
 void XgboostSurrogate::save(ArchiveWriter&) const { absent(); }
 XgboostSurrogate XgboostSurrogate::load(ArchiveReader&) { absent(); }
+
+namespace detail {
+bool can_boost() noexcept { return false; }
+FlatTrees boost_flat_trees(const std::vector<float>&, std::size_t, const std::vector<float>&, const BoostingParams&,
+                           bool, std::vector<double>*) {
+  throw invalid_argument_error("training boosted trees needs XGBoost, which is not in this build (install "
+                               "libxgboost-dev and reconfigure); models trained elsewhere load and forecast without it");
+}
+}  // namespace detail
 
 }  // namespace gpuforecast

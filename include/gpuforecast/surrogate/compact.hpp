@@ -1,0 +1,78 @@
+#pragma once
+// The compact forecaster: a bag of boosted-tree models kept as flat float32 arrays. Forecasting
+// and loading need neither XGBoost nor libtorch: a forecast is a few hundred branch-free tree
+// walks per member, the file a few megabytes. Training uses XGBoost (when this build has it) and,
+// optionally, a teacher: any surrogate by name, fitted on the observations and asked about
+// synthetic candidates (observed configurations with some parameters swapped for values seen
+// elsewhere), whose forecasts become extra training rows. The members' mean is the forecast,
+// their disagreement the spread; the interval comes from a seeded held-out fifth; p_fail from a
+// boosted classifier when training holds failures.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/concepts.hpp"
+#include "gpuforecast/core/options_table.hpp"
+#include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+struct CompactOptions {
+  std::size_t members = 3;  // boosted models, each with its own seed
+  int rounds = 500;         // trees per member
+  double eta = 0.05;
+  int max_depth = 7;
+  double min_child_weight = 1.0;
+  double subsample = 0.8;
+  double colsample_bytree = 0.9;
+  double lambda = 1.0;
+  int failure_rounds = 100;
+  double holdout_fraction = 0.2;  // for the interval; 0: quantiles of training residuals
+  // Distillation: "" trains on the observations alone.
+  std::string teacher;
+  double synthetic_per_observation = 4;  // synthetic candidates the teacher labels, per observation
+  std::size_t max_synthetic = 20000;
+  double swap_probability = 0.3;  // chance that a synthetic candidate takes another value of a parameter
+  // Keep the encoded training rows (compressed) in the model so that update() after a load
+  // knows everything the first fit knew. Off: update() on a loaded model learns only the new rows.
+  bool keep_training_rows = true;
+  std::uint64_t seed = 0;
+  FeatureEncoderOptions encoder;
+};
+
+// Names, ranges and descriptions of CompactOptions (the encoder's aside): what
+// make_surrogate("compact(members=1,teacher=ensemble(xgboost,gp))") parses.
+[[nodiscard]] const OptionsTable<CompactOptions>& compact_options_table();
+
+class CompactSurrogate {
+ public:
+  explicit CompactSurrogate(CompactOptions options = {});
+
+  void fit(std::span<const Observation> observations);
+  void update(std::span<const Observation> observations);  // refits with every row seen so far
+  [[nodiscard]] std::vector<Forecast> predict(std::span<const Candidate> candidates) const;  // thread-safe, lock-free
+  [[nodiscard]] std::string kind() const { return "compact"; }
+  void save(ArchiveWriter& w) const;
+  static CompactSurrogate load(ArchiveReader& r);
+
+  [[nodiscard]] bool fitted() const noexcept { return m_state != nullptr; }
+  [[nodiscard]] const CompactOptions& options() const noexcept { return m_options; }
+  // Bytes of the flat trees (every member and the failure classifier).
+  [[nodiscard]] std::size_t tree_bytes() const;
+
+  struct State;
+
+ private:
+  CompactOptions m_options;
+  std::shared_ptr<const State> m_state;
+};
+
+static_assert(Surrogate<CompactSurrogate>);
+static_assert(PersistentSurrogate<CompactSurrogate>);
+
+}  // namespace gpuforecast

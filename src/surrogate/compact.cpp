@@ -1,0 +1,430 @@
+#include "gpuforecast/surrogate/compact.hpp"
+
+#include <fmt/core.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "boosting.hpp"
+#include "flat_trees.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "tabular.hpp"
+
+namespace gpuforecast {
+
+namespace {
+constexpr double z95 = 1.6448536269514722;  // the 5% and 95% quantiles of a normal, in standard deviations
+}
+
+struct CompactSurrogate::State {
+  detail::TabularBase base;           // rows empty after a load until update() decodes `packed_rows`
+  std::string packed_rows;            // zlib-compressed archive of base.rows (kept across loads)
+  std::vector<std::size_t> columns;   // encoder columns fed to the trees
+  std::vector<detail::FlatTrees> members;
+  std::optional<detail::FlatTrees> failure;  // margin of P(fail); none: constant rate
+  double failure_rate = 0;
+  double q05 = 0, q95 = 0;  // held-out residual quantiles of one member, natural log
+  // The observations of the last fit, in memory only: update() refits the teacher on them.
+  std::vector<Observation> observations;
+
+  [[nodiscard]] std::vector<float> features(const std::vector<double>& x, std::size_t rows, std::size_t dim) const {
+    std::vector<float> out(rows * columns.size());
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < columns.size(); ++j)
+        out[i * columns.size() + j] = static_cast<float>(x[i * dim + columns[j]]);
+    return out;
+  }
+};
+
+namespace {
+
+std::string pack_rows(const detail::TrainingRows& rows) {
+  ArchiveWriter w;
+  rows.save(w);
+  const std::string& raw = w.data();
+  uLongf size = compressBound(static_cast<uLong>(raw.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(raw.data()),
+                static_cast<uLong>(raw.size()), Z_BEST_SPEED) != Z_OK)
+    throw error("compact surrogate: compressing the training rows failed");
+  out.resize(size);
+  ArchiveWriter framed;
+  framed.u64(raw.size());
+  framed.bytes(out);
+  return framed.release();
+}
+
+detail::TrainingRows unpack_rows(const std::string& packed, const std::string& origin) {
+  ArchiveReader framed(packed, origin);
+  const auto raw_size = framed.u64();
+  const std::string z = framed.bytes();
+  if (raw_size > (std::uint64_t{1} << 34)) framed.fail("compact: implausible size of the training rows");
+  std::string raw(raw_size, '\0');
+  uLongf size = static_cast<uLongf>(raw_size);
+  if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &size, reinterpret_cast<const Bytef*>(z.data()),
+                 static_cast<uLong>(z.size())) != Z_OK ||
+      size != raw_size)
+    framed.fail("compact: the stored training rows do not decompress");
+  ArchiveReader r(raw, origin);  // views `raw`, which outlives it
+  auto rows = detail::TrainingRows::load(r);
+  if (!r.at_end()) r.fail("compact: trailing bytes after the training rows");
+  return rows;
+}
+
+detail::BoostingParams boosting(const CompactOptions& o, std::uint64_t seed) {
+  detail::BoostingParams p;
+  p.rounds = o.rounds;
+  p.eta = o.eta;
+  p.max_depth = o.max_depth;
+  p.min_child_weight = o.min_child_weight;
+  p.subsample = o.subsample;
+  p.colsample_bytree = o.colsample_bytree;
+  p.lambda = o.lambda;
+  p.seed = seed;
+  return p;
+}
+
+// Member m's seed: distinct per member, fixed by the surrogate's seed.
+std::uint64_t member_seed(std::uint64_t seed, std::size_t m) { return seed * 1000003ULL + 7919ULL * (m + 1); }
+
+// Observed configurations with parameters swapped, each with probability p, for the value of the
+// same parameter in another observation of the same kernel (so every value was seen in training).
+std::vector<Candidate> synthetic_candidates(std::span<const Observation> observations, std::size_t count, double p,
+                                            std::uint64_t seed) {
+  std::vector<Candidate> out;
+  if (observations.empty() || count == 0) return out;
+  std::mt19937_64 rng(seed ^ 0x5deece66dULL);
+  std::uniform_int_distribution<std::size_t> pick(0, observations.size() - 1);
+  std::bernoulli_distribution swap(p);
+  out.reserve(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    Candidate c = observations[pick(rng)].candidate;
+    auto& values = c.config.values();
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      if (!swap(rng)) continue;
+      const Candidate& donor = observations[pick(rng)].candidate;
+      if (donor.kernel == c.kernel && donor.config.shared_names() == c.config.shared_names()) values[j] = donor.config[j];
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+struct TrainingSet {
+  std::vector<float> x, y;
+  void add(const float* row, std::size_t cols, float target) {
+    x.insert(x.end(), row, row + cols);
+    y.push_back(target);
+  }
+};
+
+void train(CompactSurrogate::State& s, const CompactOptions& o) {
+  const auto& rows = s.base.rows;
+  s.columns = s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
+                                      FeatureRole::parameter_raw, FeatureRole::parameter_category, FeatureRole::feature});
+  const std::size_t c = s.columns.size();
+  const auto ok = detail::ok_rows(rows);
+  const auto y_all = s.base.norm.targets(rows);
+  const auto x_all = s.features(rows.x, rows.rows(), rows.dim);
+
+  TrainingSet observed;
+  for (const auto i : ok) observed.add(x_all.data() + i * c, c, static_cast<float>(y_all[i]));
+
+  // The teacher's opinion about configurations nobody measured.
+  TrainingSet taught = observed;
+  if (!o.teacher.empty() && !s.observations.empty()) {
+    auto teacher = make_surrogate(o.teacher, o.seed ^ 0x7ea7c4e5ULL);
+    teacher.fit(s.observations);
+    const auto count = std::min(o.max_synthetic, static_cast<std::size_t>(o.synthetic_per_observation *
+                                                                          static_cast<double>(s.observations.size())));
+    const auto synthetic = synthetic_candidates(s.observations, count, o.swap_probability, o.seed);
+    const auto forecasts = teacher.predict(synthetic);
+    const auto xs = s.features(s.base.encoder.encode(synthetic), synthetic.size(), s.base.encoder.dimension());
+    for (std::size_t i = 0; i < synthetic.size(); ++i) {
+      const double log_ms = std::log(forecasts[i].median_ms);
+      if (!std::isfinite(log_ms)) continue;
+      taught.add(xs.data() + i * c, c, static_cast<float>(log_ms - s.base.norm.offset(synthetic[i])));
+    }
+  }
+
+  // Members (and the held-out probe) train concurrently: each uses one thread on these sizes.
+  std::vector<std::function<detail::FlatTrees()>> jobs;
+  const auto launch = [&](const TrainingSet& set, std::uint64_t seed) {
+    jobs.push_back([&set, &o, seed, c] { return detail::boost_flat_trees(set.x, c, set.y, boosting(o, seed), false); });
+  };
+  for (std::size_t m = 0; m < o.members; ++m) launch(taught, member_seed(o.seed, m));
+
+  // Interval: residuals of a model that did not see a held-out fifth of the observations.
+  TrainingSet probe_fit, held;
+  if (o.holdout_fraction > 0 && ok.size() >= 20) {
+    std::vector<std::size_t> idx(ok.size());
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+    std::mt19937_64 rng(o.seed ^ 0x9e3779b97f4a7c15ULL);
+    std::shuffle(idx.begin(), idx.end(), rng);
+    const auto n_held = std::max<std::size_t>(5, static_cast<std::size_t>(o.holdout_fraction * static_cast<double>(idx.size())));
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      (k < n_held ? held : probe_fit).add(observed.x.data() + idx[k] * c, c, observed.y[idx[k]]);
+    launch(probe_fit, member_seed(o.seed, o.members));
+  }
+
+  // Run the jobs on as many threads as there are cores, in a fixed assignment (results do not
+  // depend on the thread count: each job is one deterministic fit).
+  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(jobs.size(), std::thread::hardware_concurrency()));
+  std::vector<std::optional<detail::FlatTrees>> fitted(jobs.size());
+  {
+    std::vector<std::thread> pool;
+    std::vector<std::exception_ptr> errors(threads);
+    for (std::size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          for (std::size_t j = t; j < jobs.size(); j += threads) fitted[j] = jobs[j]();
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  s.members.clear();
+  for (std::size_t m = 0; m < o.members; ++m) s.members.push_back(std::move(*fitted[m]));
+
+  std::vector<double> residuals;
+  if (!held.y.empty()) {
+    const auto& probe = *fitted.back();
+    std::vector<float> p(held.y.size());
+    probe.predict(held.x, held.y.size(), p);
+    for (std::size_t i = 0; i < p.size(); ++i) residuals.push_back(static_cast<double>(held.y[i]) - p[i]);
+  } else {
+    std::vector<float> p(observed.y.size());
+    s.members.front().predict(observed.x, observed.y.size(), p);
+    for (std::size_t i = 0; i < p.size(); ++i) residuals.push_back(static_cast<double>(observed.y[i]) - p[i]);
+  }
+  s.q05 = detail::quantile(residuals, 0.05);
+  s.q95 = detail::quantile(residuals, 0.95);
+
+  s.failure_rate = detail::base_failure_rate(rows);
+  s.failure.reset();
+  const std::size_t failed = rows.rows() - ok.size();
+  if (failed >= 3 && ok.size() >= 3) {
+    std::vector<float> label(rows.rows());
+    for (std::size_t i = 0; i < rows.rows(); ++i) label[i] = rows.ok(i) ? 0.0f : 1.0f;
+    auto params = boosting(o, member_seed(o.seed, o.members + 1));
+    params.rounds = o.failure_rounds;
+    s.failure = detail::boost_flat_trees(x_all, c, label, params, true);
+  }
+  if (o.keep_training_rows) s.packed_rows = pack_rows(rows);
+}
+
+void check(const CompactOptions& o) {
+  if (o.members < 1) throw invalid_argument_error("CompactOptions::members must be at least 1");
+  if (o.rounds < 1 || o.failure_rounds < 1) throw invalid_argument_error("CompactOptions: round counts must be positive");
+  if (o.max_depth < 1 || o.max_depth > 16) throw invalid_argument_error("CompactOptions::max_depth must be in [1, 16]");
+  if (!(o.eta > 0) || !(o.eta <= 1)) throw invalid_argument_error("CompactOptions::eta must be in (0, 1]");
+  if (!(o.synthetic_per_observation >= 0) || !std::isfinite(o.synthetic_per_observation))
+    throw invalid_argument_error("CompactOptions::synthetic_per_observation must be finite and non-negative");
+  if (!(o.swap_probability >= 0 && o.swap_probability <= 1))
+    throw invalid_argument_error("CompactOptions::swap_probability must be in [0, 1]");
+  if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
+    throw invalid_argument_error("CompactOptions::holdout_fraction must be in [0, 1)");
+}
+
+}  // namespace
+
+const OptionsTable<CompactOptions>& compact_options_table() {
+  static const auto table = [] {
+    OptionsTable<CompactOptions> t("compact");
+    t.add("members", &CompactOptions::members, "boosted models, each with its own seed; their mean is the forecast",
+          OptionRange::between(1, 1000))
+        .add("rounds", &CompactOptions::rounds, "trees per member", OptionRange::between(1, 100000))
+        .add("eta", &CompactOptions::eta, "learning rate", OptionRange::between(1e-6, 1))
+        .add("max_depth", &CompactOptions::max_depth, "depth of every tree", OptionRange::between(1, 16))
+        .add("min_child_weight", &CompactOptions::min_child_weight, "least weight in a leaf", OptionRange::at_least(0))
+        .add("subsample", &CompactOptions::subsample, "share of rows each tree sees", OptionRange::between(0.01, 1))
+        .add("colsample_bytree", &CompactOptions::colsample_bytree, "share of columns each tree sees",
+             OptionRange::between(0.01, 1))
+        .add("lambda", &CompactOptions::lambda, "L2 penalty on leaf values", OptionRange::at_least(0))
+        .add("failure_rounds", &CompactOptions::failure_rounds, "trees of the failure classifier",
+             OptionRange::between(1, 100000))
+        .add("holdout_fraction", &CompactOptions::holdout_fraction,
+             "share of the observations held out to size the interval (0: training residuals)",
+             OptionRange::between(0, 0.9))
+        .add("teacher", &CompactOptions::teacher,
+             "surrogate (any name make_surrogate takes) whose forecasts of synthetic candidates become training rows; "
+             "empty: none")
+        .add("synthetic", &CompactOptions::synthetic_per_observation,
+             "synthetic candidates the teacher labels, per observation", OptionRange::between(0, 1000))
+        .add("max_synthetic", &CompactOptions::max_synthetic, "at most this many synthetic candidates",
+             OptionRange::between(0, 10000000))
+        .add("swap_probability", &CompactOptions::swap_probability,
+             "chance that a synthetic candidate takes another observed value of a parameter", OptionRange::between(0, 1))
+        .add("keep_training_rows", &CompactOptions::keep_training_rows,
+             "store the (compressed) training rows so that update() after a load refits on everything");
+    return t;
+  }();
+  return table;
+}
+
+CompactSurrogate::CompactSurrogate(CompactOptions options) : m_options(std::move(options)) { check(m_options); }
+
+void CompactSurrogate::fit(std::span<const Observation> observations) {
+  auto s = std::make_shared<State>();
+  s->base = detail::make_base(observations, m_options.encoder, "compact surrogate");
+  if (!m_options.teacher.empty()) s->observations.assign(observations.begin(), observations.end());
+  train(*s, m_options);
+  m_state = std::move(s);
+}
+
+void CompactSurrogate::update(std::span<const Observation> observations) {
+  if (!m_state) return fit(observations);
+  if (observations.empty()) return;
+  auto s = std::make_shared<State>();
+  s->base = m_state->base;
+  if (s->base.rows.rows() == 0 && !m_state->packed_rows.empty())
+    s->base.rows = unpack_rows(m_state->packed_rows, "compact surrogate's stored training rows");
+  s->base = detail::extend_base(s->base, observations);
+  // The teacher learns from observations; a loaded model has only encoded rows, so after a load it
+  // distils again from what it sees from now on.
+  if (!m_options.teacher.empty()) {
+    s->observations = m_state->observations;
+    s->observations.insert(s->observations.end(), observations.begin(), observations.end());
+  }
+  train(*s, m_options);
+  m_state = std::move(s);
+}
+
+std::vector<Forecast> CompactSurrogate::predict(std::span<const Candidate> candidates) const {
+  if (!m_state) throw invalid_argument_error("compact surrogate: predict() before fit()");
+  const State& s = *m_state;
+  const std::size_t n = candidates.size();
+  if (n == 0) return {};
+  const auto f = s.features(s.base.encoder.encode(candidates), n, s.base.encoder.dimension());
+  const std::size_t members = s.members.size();
+  std::vector<float> sum(n, 0.0f), sum_sq(n, 0.0f), one(n);
+  for (const auto& m : s.members) {
+    m.predict(f, n, one);
+    for (std::size_t i = 0; i < n; ++i) {
+      sum[i] += one[i];
+      sum_sq[i] += one[i] * one[i];
+    }
+  }
+  std::vector<float> margin;
+  if (s.failure) {
+    margin.resize(n);
+    s.failure->predict(f, n, margin);
+  }
+  std::vector<detail::RowPrediction> rows(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double mean = sum[i] / static_cast<double>(members);
+    const double var = std::max(0.0, sum_sq[i] / static_cast<double>(members) - mean * mean);
+    const double widen = z95 * std::sqrt(var);  // the members' disagreement widens the held-out interval
+    const double p_fail = s.failure ? 1.0 / (1.0 + std::exp(-static_cast<double>(margin[i]))) : s.failure_rate;
+    rows[i] = {mean, mean + s.q05 - widen, mean + s.q95 + widen, p_fail};
+  }
+  return detail::to_forecasts(candidates, s.base.norm, rows);
+}
+
+std::size_t CompactSurrogate::tree_bytes() const {
+  if (!m_state) return 0;
+  std::size_t b = m_state->failure ? m_state->failure->bytes() : 0;
+  for (const auto& m : m_state->members) b += m.bytes();
+  return b;
+}
+
+void CompactSurrogate::save(ArchiveWriter& w) const {
+  if (!m_state) throw invalid_argument_error("compact surrogate: save() before fit()");
+  const State& s = *m_state;
+  const auto& o = m_options;
+  detail::write_tag(w, "compact", 1);
+  w.u64(o.members);
+  w.u32(static_cast<std::uint32_t>(o.rounds));
+  w.f64(o.eta);
+  w.u32(static_cast<std::uint32_t>(o.max_depth));
+  w.f64(o.min_child_weight);
+  w.f64(o.subsample);
+  w.f64(o.colsample_bytree);
+  w.f64(o.lambda);
+  w.u32(static_cast<std::uint32_t>(o.failure_rounds));
+  w.f64(o.holdout_fraction);
+  w.str(o.teacher);
+  w.f64(o.synthetic_per_observation);
+  w.u64(o.max_synthetic);
+  w.f64(o.swap_probability);
+  w.u32(o.keep_training_rows ? 1 : 0);
+  w.u64(o.seed);
+  w.u64(o.encoder.max_one_hot);
+  s.base.encoder.save(w);
+  s.base.norm.save_offsets(w);
+  w.f32s(std::vector<float>(s.columns.begin(), s.columns.end()));
+  w.u64(s.members.size());
+  for (const auto& m : s.members) m.save(w);
+  w.u32(s.failure ? 1 : 0);
+  if (s.failure) s.failure->save(w);
+  w.f64(s.failure_rate);
+  w.f64(s.q05);
+  w.f64(s.q95);
+  w.bytes(s.packed_rows);
+}
+
+CompactSurrogate CompactSurrogate::load(ArchiveReader& r) {
+  detail::expect_tag(r, "compact", 1);
+  CompactOptions o;
+  o.members = r.u64();
+  o.rounds = static_cast<int>(r.u32());
+  o.eta = r.f64();
+  o.max_depth = static_cast<int>(r.u32());
+  o.min_child_weight = r.f64();
+  o.subsample = r.f64();
+  o.colsample_bytree = r.f64();
+  o.lambda = r.f64();
+  o.failure_rounds = static_cast<int>(r.u32());
+  o.holdout_fraction = r.f64();
+  o.teacher = r.str();
+  o.synthetic_per_observation = r.f64();
+  o.max_synthetic = r.u64();
+  o.swap_probability = r.f64();
+  o.keep_training_rows = r.u32() != 0;
+  o.seed = r.u64();
+  o.encoder.max_one_hot = r.u64();
+  try {
+    check(o);
+  } catch (const std::exception& e) {
+    r.fail(std::string("compact: stored options are invalid: ") + e.what());
+  }
+  if (o.members > 1000) r.fail("compact: implausible member count");
+  CompactSurrogate out(o);
+  auto s = std::make_shared<State>();
+  s->base.encoder = FeatureEncoder::load(r);
+  s->base.norm = detail::GroupNormaliser::load_offsets(r);
+  const std::size_t dim = s->base.encoder.dimension();
+  for (const float v : r.f32s()) {
+    if (!(v >= 0) || static_cast<double>(v) >= static_cast<double>(dim)) r.fail("compact: feature column out of range");
+    s->columns.push_back(static_cast<std::size_t>(v));
+  }
+  const auto members = r.u64();
+  if (members != o.members) r.fail("compact: stored member count differs from the options");
+  for (std::uint64_t m = 0; m < members; ++m) {
+    s->members.push_back(detail::FlatTrees::load(r));
+    if (s->members.back().features() != s->columns.size()) r.fail("compact: a member's width differs from the columns'");
+  }
+  if (r.u32()) {
+    s->failure = detail::FlatTrees::load(r);
+    if (s->failure->features() != s->columns.size()) r.fail("compact: the failure model's width differs from the columns'");
+  }
+  s->failure_rate = r.f64();
+  s->q05 = r.f64();
+  s->q95 = r.f64();
+  s->packed_rows = r.bytes();
+  s->base.rows.dim = dim;
+  out.m_state = std::move(s);
+  return out;
+}
+
+}  // namespace gpuforecast

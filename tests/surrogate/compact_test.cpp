@@ -1,0 +1,215 @@
+// The compact forecaster on real measurements: its flat trees are XGBoost's trees, a loaded model
+// forecasts and updates exactly like the one that was saved, forecasts do not depend on threads,
+// a teacher changes what it learns, and options by name are checked.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/compact.hpp"
+#include "gpuforecast/surrogate/evaluation.hpp"
+#include "gpuforecast/surrogate/metrics.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "support/data.hpp"
+#include "surrogate/boosting.hpp"
+#include "surrogate/flat_trees.hpp"
+
+using namespace gpuforecast;
+
+namespace {
+
+const SpaceData& convolution_a100() {
+  static const SpaceData d = load_space(test::cache_file("convolution_milo", "A100").string());
+  return d;
+}
+
+std::vector<Candidate> candidates_of(std::span<const Observation> o) {
+  std::vector<Candidate> c;
+  for (const auto& x : o) c.push_back(x.candidate);
+  return c;
+}
+
+std::vector<double> medians(const std::vector<Forecast>& f) {
+  std::vector<double> m;
+  for (const auto& x : f) m.push_back(x.median_ms);
+  return m;
+}
+
+std::vector<double> times(std::span<const Observation> o) {
+  std::vector<double> t;
+  for (const auto& x : o) t.push_back(x.measurement.ok() ? x.measurement.median_ms : 0);
+  return t;
+}
+
+CompactOptions quick(std::size_t members = 2) {
+  CompactOptions o;  // fewer rounds keep the test fast; the defaults are measured in benchmarks/
+  o.members = members;
+  o.rounds = 120;
+  o.eta = 0.1;
+  o.seed = 5;
+  return o;
+}
+
+}  // namespace
+
+#if GPUFORECAST_HAVE_XGBOOST
+TEST_CASE("flat trees give XGBoost's own predictions", "[surrogate][compact]") {
+  // Real rows: the raw parameters of 10% of convolution_milo A100, target its log runtime.
+  const auto split = interpolation_split(convolution_a100(), 0.10, 1);
+  std::vector<float> x, y;
+  std::size_t cols = 0;
+  for (const auto& o : split.train) {
+    if (!o.measurement.ok()) continue;
+    const auto& v = o.candidate.config.values();
+    cols = v.size();
+    for (const auto& value : v) x.push_back(static_cast<float>(value.as_double()));
+    y.push_back(static_cast<float>(std::log(o.measurement.median_ms)));
+  }
+  REQUIRE(y.size() > 300);
+  for (const int depth : {3, 7, 9}) {
+    detail::BoostingParams p;
+    p.rounds = 60;
+    p.max_depth = depth;
+    p.seed = 2;
+    std::vector<double> reference;
+    const auto trees = detail::boost_flat_trees(x, cols, y, p, false, &reference);
+    INFO("depth " << depth << ", " << trees.trees() << " trees");
+    CHECK(trees.trees() == 60);
+    CHECK(trees.depth() <= depth);
+    std::vector<float> mine(y.size());
+    trees.predict(x, y.size(), mine);
+    REQUIRE(reference.size() == mine.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i) worst = std::max(worst, std::abs(mine[i] - reference[i]));
+    CHECK(worst < 1e-4);
+
+    // The same through an archive.
+    ArchiveWriter w;
+    trees.save(w);
+    ArchiveReader r(w.data(), "memory");
+    const auto back = detail::FlatTrees::load(r);
+    std::vector<float> again(y.size());
+    back.predict(x, y.size(), again);
+    CHECK(again == mine);
+  }
+  // A classifier's margin, through the logistic, is XGBoost's probability.
+  std::vector<float> label(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) label[i] = y[i] > y[y.size() / 2] ? 1.0f : 0.0f;
+  detail::BoostingParams p;
+  p.rounds = 40;
+  std::vector<double> reference;
+  const auto classifier = detail::boost_flat_trees(x, cols, label, p, true, &reference);
+  std::vector<float> margin(y.size());
+  classifier.predict(x, y.size(), margin);
+  for (std::size_t i = 0; i < margin.size(); i += 17)
+    CHECK(1.0 / (1.0 + std::exp(-static_cast<double>(margin[i]))) == Approx(reference[i]).margin(1e-5));
+}
+
+TEST_CASE("compact: a loaded model forecasts and updates like the saved one", "[surrogate][compact]") {
+  const auto split = interpolation_split(convolution_a100(), 0.05, 2);
+  const auto more = interpolation_split(convolution_a100(), 0.02, 3).train;
+  const auto cands = candidates_of(split.test);
+  CompactSurrogate model(quick());
+  model.fit(split.train);
+  const auto f = model.predict(cands);
+  CHECK(spearman(medians(f), times(split.test)) > 0.85);
+  CHECK(model.tree_bytes() < 2'000'000);
+
+  ArchiveWriter w;
+  model.save(w);
+  ArchiveReader r(w.data(), "memory");
+  auto back = CompactSurrogate::load(r);
+  CHECK(r.at_end());
+  const auto g = back.predict(cands);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    INFO(cands[i].describe());
+    CHECK(g[i].median_ms == f[i].median_ms);
+    CHECK(g[i].lower_ms == f[i].lower_ms);
+    CHECK(g[i].upper_ms == f[i].upper_ms);
+    CHECK(g[i].p_fail == f[i].p_fail);
+  }
+  // The loaded copy decodes its stored rows: updating it is updating the original.
+  model.update(more);
+  back.update(more);
+  const auto fu = model.predict(cands), gu = back.predict(cands);
+  CHECK(medians(fu) != medians(f));
+  CHECK(medians(gu) == medians(fu));
+
+  // Without stored rows the file is smaller, and update() after a load learns the new rows only.
+  auto lean_options = quick();
+  lean_options.keep_training_rows = false;
+  CompactSurrogate lean(lean_options);
+  lean.fit(split.train);
+  ArchiveWriter lw;
+  lean.save(lw);
+  CHECK(lw.data().size() < w.data().size());
+
+  // Every cut of the archive is refused with a model_file_error.
+  for (std::size_t cut = 0; cut < w.data().size(); cut += std::max<std::size_t>(1, w.data().size() / 97)) {
+    ArchiveReader c(std::string_view(w.data()).substr(0, cut), "cut");
+    INFO("cut at " << cut);
+    CHECK_THROWS_AS(CompactSurrogate::load(c), model_file_error);
+  }
+}
+
+TEST_CASE("compact: forecasts do not depend on threads and need no lock", "[surrogate][compact]") {
+  const auto split = interpolation_split(convolution_a100(), 0.05, 4);
+  CompactSurrogate model(quick());
+  model.fit(split.train);
+  const auto cands = candidates_of(split.test);
+  const auto whole = medians(model.predict(cands));
+  // Four threads forecasting pieces at once, each piece in a different batch size.
+  std::vector<std::vector<double>> pieces(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = t; i < cands.size(); i += 4)
+        pieces[t].push_back(model.predict(std::span<const Candidate>(&cands[i], 1)).front().median_ms);
+    });
+  for (auto& th : threads) th.join();
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    INFO(cands[i].describe());
+    CHECK(pieces[i % 4][i / 4] == whole[i]);
+  }
+  // Training is seeded: the same seed gives the same model, another seed another.
+  CompactSurrogate same(quick()), other([] {
+    auto o = quick();
+    o.seed = 6;
+    return o;
+  }());
+  same.fit(split.train);
+  other.fit(split.train);
+  CHECK(medians(same.predict(cands)) == whole);
+  CHECK(medians(other.predict(cands)) != whole);
+}
+
+TEST_CASE("compact: a teacher's forecasts of synthetic candidates become training rows", "[surrogate][compact]") {
+  const auto split = interpolation_split(convolution_a100(), 0.05, 5);
+  const auto cands = candidates_of(split.test);
+  auto with_teacher = quick(1);
+  with_teacher.teacher = "ensemble(xgboost,xgboost)";
+  with_teacher.synthetic_per_observation = 3;
+  CompactSurrogate plain(quick(1)), taught(with_teacher);
+  plain.fit(split.train);
+  taught.fit(split.train);
+  const auto fp = medians(plain.predict(cands)), ft = medians(taught.predict(cands));
+  CHECK(fp != ft);
+  CHECK(spearman(ft, times(split.test)) > 0.85);
+  // A teacher that does not exist is named.
+  auto bad = quick(1);
+  bad.teacher = "oracle";
+  CompactSurrogate wrong(bad);
+  CHECK_THROWS_WITH(wrong.fit(split.train), Catch::Contains("oracle"));
+}
+#endif
+
+TEST_CASE("compact: options by name", "[surrogate][compact]") {
+  CHECK(make_surrogate("compact(members=1,rounds=50,teacher=ensemble(xgboost=0.9,gp=0.1))", 1).kind() == "compact");
+  CHECK_THROWS_WITH(make_surrogate("compact(members=0)", 1), Catch::Contains("members"));
+  CHECK_THROWS_WITH(make_surrogate("compact(eta=-1)", 1), Catch::Contains("eta"));
+  CHECK_THROWS_WITH(make_surrogate("compact(bogus=1)", 1), Catch::Contains("bogus"));
+  CHECK_THROWS_WITH(make_surrogate("compact(members)", 1), Catch::Contains("NAME=VALUE"));
+  CHECK_THROWS_WITH(make_surrogate("compact(teacher=ensemble(xgboost)", 1), Catch::Contains("parenthes"));
+  CHECK_THROWS_WITH(make_surrogate("compact(synthetic=nan)", 1), Catch::Contains("synthetic"));
+}
