@@ -300,11 +300,11 @@ void CompactSurrogate::update(std::span<const Observation> observations) {
   m_state = std::move(s);
 }
 
-std::vector<Forecast> CompactSurrogate::predict(std::span<const Candidate> candidates) const {
-  if (!m_state) throw invalid_argument_error("compact surrogate: predict() before fit()");
-  const State& s = *m_state;
+namespace {
+
+// Forecasts of one run of candidates, on the calling thread.
+std::vector<Forecast> predict_rows(const CompactSurrogate::State& s, std::span<const Candidate> candidates) {
   const std::size_t n = candidates.size();
-  if (n == 0) return {};
   const auto f = s.features(s.base.encoder.encode(candidates), n, s.base.encoder.dimension());
   const std::size_t members = s.members.size();
   std::vector<float> sum(n, 0.0f), sum_sq(n, 0.0f), one(n);
@@ -329,6 +329,40 @@ std::vector<Forecast> CompactSurrogate::predict(std::span<const Candidate> candi
     rows[i] = {mean, mean + s.q05 - widen, mean + s.q95 + widen, p_fail};
   }
   return detail::to_forecasts(candidates, s.base.norm, rows);
+}
+
+// Below this many candidates a second thread costs more than it saves.
+constexpr std::size_t rows_per_thread = 1024;
+
+}  // namespace
+
+std::vector<Forecast> CompactSurrogate::predict(std::span<const Candidate> candidates) const {
+  if (!m_state) throw invalid_argument_error("compact surrogate: predict() before fit()");
+  const std::size_t n = candidates.size();
+  const std::size_t threads =
+      std::clamp<std::size_t>(n / rows_per_thread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 1) return predict_rows(*m_state, candidates);
+  // Contiguous slices, one per thread; each row's forecast is the same whichever slice holds it.
+  std::vector<std::vector<Forecast>> parts(threads);
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  const std::size_t step = (n + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        const std::size_t b = std::min(n, t * step), e = std::min(n, b + step);
+        parts[t] = predict_rows(*m_state, candidates.subspan(b, e - b));
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  std::vector<Forecast> out;
+  out.reserve(n);
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
 }
 
 std::size_t CompactSurrogate::tree_bytes() const {
