@@ -20,6 +20,7 @@
 #include "gpuforecast/calibration/nonconformity.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
@@ -142,13 +143,7 @@ std::string calibrate_file(const std::string& model_path, const std::vector<std:
   ModelFile file = read_model_file(model_path);
   const AnySurrogate surrogate = surrogate_from(file, model_path);
   const Dataset data = Dataset::load(files);
-  std::vector<Candidate> cands;
-  std::vector<double> times;
-  for (const auto& o : data.observations(true))
-    if (o.measurement.median_ms > 0) {
-      cands.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
+  const auto [cands, times] = successful_runs(data.observations(true));
   if (cands.empty())
     throw invalid_argument_error(fmt::format("calibrate: no successful measurements in the {} file(s)", files.size()));
   CalibrationOptions o;

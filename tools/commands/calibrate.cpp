@@ -13,6 +13,7 @@
 #include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
@@ -53,13 +54,7 @@ void run(const CalibrateArgs& a) {
                  d);
 
   const Dataset data = Dataset::load(a.data);
-  std::vector<Candidate> cands;
-  std::vector<double> times;
-  for (const auto& o : data.observations(true))
-    if (o.measurement.median_ms > 0) {
-      cands.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
+  const auto [cands, times] = successful_runs(data.observations(true));
   if (cands.empty())
     throw invalid_argument_error(fmt::format("no successful measurements in the {} calibration file(s)", a.data.size()));
 
