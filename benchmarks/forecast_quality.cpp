@@ -34,8 +34,8 @@
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
-#include "common/parse_number.hpp"
-#include "common/split_list.hpp"
+#include "common/benchmark_arguments.hpp"
+#include "common/shared_data_dir.hpp"
 #include "common/write_text_file.hpp"
 #include "surrogate/evaluation_json.hpp"
 
@@ -43,8 +43,6 @@ namespace fs = std::filesystem;
 using namespace gpuforecast;
 
 namespace {
-
-using gpuforecast::detail::split_list;
 
 struct Args {
   fs::path data;
@@ -61,41 +59,30 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  const char* env = std::getenv("GPUFORECAST_DATA");
-  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw invalid_argument_error(k + " needs a value");
-      return argv[++i];
-    };
-    if (k == "--data") a.data = value();
-    else if (k == "--quick") {
-      a.seeds = 2;
-      a.fractions = {0.02, 0.10};
-      a.ks = {0, 100};
-      a.kernels = {"convolution_milo", "dedispersion_milo"};
-    } else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--transfer-seeds") a.transfer_seeds = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--fractions") {
-      a.fractions.clear();
-      for (const auto& f : split_list(value())) a.fractions.push_back(detail::parse_number<double>(k, f));
-    } else if (k == "--ks") {
-      a.ks.clear();
-      for (const auto& f : split_list(value())) a.ks.push_back(detail::parse_number<std::size_t>(k, f));
-    } else if (k == "--surrogates") a.surrogates = split_list(value());
-    else if (k == "--kernels") a.kernels = split_list(value());
-    else if (k == "--no-interpolation") a.interpolation = false;
-    else if (k == "--no-transfer") a.transfer = false;
-    else if (k == "--json") a.json = value();
-    else if (k == "--dump-forecasts") a.dump = value();
-    else if (k == "--help" || k == "-h") {
-      fmt::print("usage: forecast_quality [--data DIR] [--quick] [--seeds N] [--transfer-seeds N] [--fractions F,...]\n"
-                 "       [--ks K,...] [--surrogates S,...] [--kernels K,...] [--no-interpolation] [--no-transfer] [--json FILE]\n"
-                 "       [--dump-forecasts DIR]\n");
-      std::exit(0);
-    } else throw invalid_argument_error("unknown option " + k);
-  }
+  a.data = bench::shared_data_dir();
+  bench::BenchmarkArguments args(
+      "usage: forecast_quality [--data DIR] [--quick] [--seeds N] [--transfer-seeds N] [--fractions F,...]\n"
+      "       [--ks K,...] [--surrogates S,...] [--kernels K,...] [--no-interpolation] [--no-transfer] [--json FILE]\n"
+      "       [--dump-forecasts DIR]\n");
+  args.text("--data", a.data)
+      .flag("--quick",
+            [&a] {
+              a.seeds = 2;
+              a.fractions = {0.02, 0.10};
+              a.ks = {0, 100};
+              a.kernels = {"convolution_milo", "dedispersion_milo"};
+            })
+      .number("--seeds", a.seeds)
+      .number("--transfer-seeds", a.transfer_seeds)
+      .number_list("--fractions", a.fractions)
+      .number_list("--ks", a.ks)
+      .list("--surrogates", a.surrogates)
+      .list("--kernels", a.kernels)
+      .flag("--no-interpolation", [&a] { a.interpolation = false; })
+      .flag("--no-transfer", [&a] { a.transfer = false; })
+      .text("--json", a.json)
+      .text("--dump-forecasts", a.dump);
+  if (!args.parse(argc, argv)) std::exit(0);
   return a;
 }
 

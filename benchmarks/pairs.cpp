@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "common/parse_number.hpp"
-#include "common/split_list.hpp"
+#include "common/benchmark_arguments.hpp"
+#include "common/shared_data_dir.hpp"
 #include "common/write_text_file.hpp"
 #include "gpuforecast/calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -28,7 +28,6 @@
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
-using gpuforecast::detail::split_list;
 
 namespace {
 
@@ -44,29 +43,20 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  const char* env = std::getenv("GPUFORECAST_DATA");
-  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw invalid_argument_error(k + " needs a value");
-      return argv[++i];
-    };
-    if (k == "--data") a.data = value();
-    else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--pairs") a.pairs = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--splits") a.splits = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--train-fraction") a.train_fraction = detail::parse_number<double>(k, value());
-    else if (k == "--surrogates") a.surrogates = split_list(value());
-    else if (k == "--kernels") a.kernels = split_list(value());
-    else if (k == "--devices") a.devices = split_list(value());
-    else if (k == "--json") a.json = value();
-    else if (k == "--help" || k == "-h") {
-      fmt::print("usage: pairs [--data DIR] [--seeds N] [--train-fraction F] [--pairs N] [--splits N]\n"
-                 "       [--surrogates S,...] [--kernels K,...] [--devices D,...] [--json FILE]\n");
-      std::exit(0);
-    } else throw invalid_argument_error("unknown option " + k);
-  }
+  a.data = bench::shared_data_dir();
+  bench::BenchmarkArguments args(
+      "usage: pairs [--data DIR] [--seeds N] [--train-fraction F] [--pairs N] [--splits N]\n"
+      "       [--surrogates S,...] [--kernels K,...] [--devices D,...] [--json FILE]\n");
+  args.text("--data", a.data)
+      .number("--seeds", a.seeds)
+      .number("--pairs", a.pairs)
+      .number("--splits", a.splits)
+      .number("--train-fraction", a.train_fraction)
+      .list("--surrogates", a.surrogates)
+      .list("--kernels", a.kernels)
+      .list("--devices", a.devices)
+      .text("--json", a.json);
+  if (!args.parse(argc, argv)) std::exit(0);
   return a;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella: conformal intervals, guaranteed deferral, online adaptation, metrics and plots.
 #include "gpuforecast/calibration/adaptive_conformal.hpp"
+#include "gpuforecast/calibration/calibrate_model_file.hpp"
 #include "gpuforecast/calibration/candidate_pairs.hpp"
 #include "gpuforecast/calibration/conformal_quantile.hpp"
 #include "gpuforecast/calibration/cqr.hpp"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -149,12 +150,14 @@ def calibrate(model, files, out=None, alpha: float = 0.1, delta: float = 0.1, ri
               method: str = "split", group_by: str = "none", loss: str = "relative_error", tolerance: float = 0.1,
               confidence: str = "interval_width", deferral_fraction: float = 0.0, seed: int = 0) -> Model:
     """Adds conformal intervals and the Learn-then-Test deferral rule, fitted on measurements the
-    surrogate did not train on, and writes the model to `out` (default: over the model's file)."""
+    surrogate did not train on, and writes the model to `out` (default: over the model's file).
+    Warns (UserWarning) for each file the surrogate was also trained on, as `gpuforecast calibrate` does."""
     model_path = model.info["path"] if isinstance(model, Model) else _path(model, "model")
     out = model_path if out is None else _path(out, "out")
-    _native._calibrate(model_path, _files(files), out, float(alpha), float(delta),
-                       None if risk_alpha is None else float(risk_alpha), method, group_by, loss, float(tolerance),
-                       confidence, float(deferral_fraction), int(seed))
+    for message in _native._calibrate(model_path, _files(files), out, float(alpha), float(delta),
+                                      None if risk_alpha is None else float(risk_alpha), method, group_by, loss,
+                                      float(tolerance), confidence, float(deferral_fraction), int(seed)):
+        warnings.warn(message, stacklevel=2)
     return load(out)
 
 

@@ -14,8 +14,8 @@
 #include "api/model_impl.hpp"
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "gpuforecast/calibration/calibrate_model_file.hpp"
 #include "gpuforecast/calibration/deferral.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
@@ -135,22 +135,13 @@ std::string train_file(const std::vector<std::string>& files, const std::string&
   return model.kind();
 }
 
-std::string calibrate_file(const std::string& model_path, const std::vector<std::string>& files, const std::string& out,
-                           double alpha, double delta, std::optional<double> risk_alpha, const std::string& method,
-                           const std::string& group_by, const std::string& loss, double tolerance,
-                           const std::string& confidence, double deferral_fraction, std::uint64_t seed) {
-  ModelFile file = read_model_file(model_path);
-  const AnySurrogate surrogate = surrogate_from(file, model_path);
-  const Dataset data = Dataset::load(files);
-  std::vector<Candidate> cands;
-  std::vector<double> times;
-  for (const auto& o : data.observations(true))
-    if (o.measurement.median_ms > 0) {
-      cands.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
-  if (cands.empty())
-    throw invalid_argument_error(fmt::format("calibrate: no successful measurements in the {} file(s)", files.size()));
+// gpuforecast.calibrate(): the options by name, as the command line takes them; returns the
+// warnings for Python to raise.
+std::vector<std::string> calibrate_file(const std::string& model_path, const std::vector<std::string>& files,
+                                        const std::string& out, double alpha, double delta,
+                                        std::optional<double> risk_alpha, const std::string& method,
+                                        const std::string& group_by, const std::string& loss, double tolerance,
+                                        const std::string& confidence, double deferral_fraction, std::uint64_t seed) {
   CalibrationOptions o;
   o.alpha = alpha;
   o.risk_alpha = risk_alpha.value_or(alpha);
@@ -162,11 +153,7 @@ std::string calibrate_file(const std::string& model_path, const std::vector<std:
   o.confidence = parse_confidence_score(confidence);
   o.deferral_fraction = deferral_fraction;
   o.seed = seed;
-  const auto forecasts = surrogate.predict(cands);
-  const auto cal = SelectiveCalibrator::fit(cands, forecasts, times, o);
-  set_calibration_section(file, cal);
-  write_model_file(out, file);
-  return cal.describe();
+  return calibrate_model_file(model_path, files, out, o).warnings;
 }
 
 }  // namespace

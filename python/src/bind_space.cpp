@@ -88,6 +88,15 @@ std::string why_invalid(const TuningSpace& space, const Config& c) {
                      broken);
 }
 
+// Space.contains() and `config in space`: check() without the exception.
+bool space_contains(const TuningSpace& space, nb::handle config) {
+  try {
+    return why_invalid(space, config_from(space, config)).empty();
+  } catch (const nb::builtin_exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 void bind_space(nb::module_& m) {
@@ -164,23 +173,11 @@ void bind_space(nb::module_& m) {
           "ValueError naming the value outside its list or the constraints broken.")
       .def(
           "contains",
-          [](const TuningSpace& s, nb::handle config) {
-            try {
-              return why_invalid(s, config_from(s, config)).empty();
-            } catch (const nb::builtin_exception&) {
-              return false;
-            }
-          },
+          &space_contains,
           nb::arg("config"), "True when check() would pass.")
       .def(
           "__contains__",
-          [](const TuningSpace& s, nb::handle config) {
-            try {
-              return why_invalid(s, config_from(s, config)).empty();
-            } catch (const nb::builtin_exception&) {
-              return false;
-            }
-          },
+          &space_contains,
           nb::arg("config"))
       .def(
           "_first_invalid_row",

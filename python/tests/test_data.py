@@ -64,6 +64,10 @@ def test_space_check_names_value_and_constraint(conv_t1):
     with pytest.raises(TypeError, match="use_shmem"):
         space.check(dict(good, use_shmem=object()))
     assert not space.contains(dict(good, block_size_x=17))
+    # `in` is contains(): no exception for a bad value or a missing parameter.
+    assert good in space
+    assert dict(good, block_size_x=17) not in space
+    assert {k: v for k, v in good.items() if k != "tile_size_x"} not in space
 
 
 def test_space_from_python_values_and_bad_constraint():

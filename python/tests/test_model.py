@@ -107,6 +107,17 @@ def test_train_rejects_unknown_surrogate_with_the_list(conv_cache, tmp_path):
         gpuforecast.train([conv_cache("A100")], surrogate="nope", out=tmp_path / "m.gfm")
 
 
+def test_calibrate_warns_about_training_data_and_names_bad_options(xgboost_model, conv_cache, tmp_path):
+    # The fixture's surrogate was trained on A4000: the same warning as `gpuforecast calibrate`.
+    with pytest.warns(UserWarning, match=r"A4000\.json\.gz was used to train the surrogate"):
+        again = gpuforecast.calibrate(xgboost_model, [conv_cache("A4000")], out=tmp_path / "again.gfm",
+                                      alpha=0.2, delta=0.2, tolerance=0.5)
+    assert again.info["calibrated"]
+    with pytest.raises(gpuforecast.InvalidArgumentError, match='unknown conformal method "cqrr"'):
+        gpuforecast.calibrate(xgboost_model, [conv_cache("A6000")], out=tmp_path / "bad.gfm", method="cqrr")
+    assert not (tmp_path / "bad.gfm").exists()
+
+
 def test_forecasts_from_threads_agree(xgboost_model, conv_cache):
     # the GIL is released during the batch: threads may share one model
     from concurrent.futures import ThreadPoolExecutor

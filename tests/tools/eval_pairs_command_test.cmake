@@ -1,29 +1,8 @@
 # gpuforecast eval --protocol pairs: the table, the JSON, and bad options named in the error.
-if(DEFINED ENV{GPUFORECAST_DATA} AND NOT "$ENV{GPUFORECAST_DATA}" STREQUAL "")
-  set(data "$ENV{GPUFORECAST_DATA}")
-else()
-  set(data "${DEFAULT_DATA}")
-endif()
-set(space "${data}/benchmark_hub/cachefiles/convolution_milo/A4000.json.gz")
-if(NOT EXISTS "${space}")
-  message(FATAL_ERROR "shared datasets expected at ${data} (set GPUFORECAST_DATA): ${space} is missing")
-endif()
-
-# run(<name> <expect: ok|fail> <regex the output must match> args...): output in ${name}_out.
-function(run name expect pattern)
-  execute_process(COMMAND "${CLI}" eval --protocol pairs --data "${space}" --surrogate xgboost --seeds 1 ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " line "gpuforecast eval --protocol pairs --data ${space} --surrogate xgboost --seeds 1 ${ARGN}")
-  if(expect STREQUAL "ok" AND NOT rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nexited ${rc}, expected success:\n${out}${err}")
-  elseif(expect STREQUAL "fail" AND rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nsucceeded, expected an error:\n${out}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "${line}\noutput does not match \"${pattern}\":\n${out}${err}")
-  endif()
-  set(${name}_out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
+shared_data_file(space benchmark_hub/cachefiles/convolution_milo/A4000.json.gz)
+set(run_prefix eval --protocol pairs --data "${space}" --surrogate xgboost --seeds 1)  # every run() below
 
 run(table ok "xgboost convolution_milo@.+ neighbour +wrong_direction +direction_probability" --pairs 600)
 if(NOT table_out MATCHES "random" OR NOT table_out MATCHES "majB")

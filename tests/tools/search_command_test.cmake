@@ -1,29 +1,8 @@
 # gpuforecast search: options for every strategy (NAME=VALUE) and for one (STRATEGY.NAME=VALUE).
-if(DEFINED ENV{GPUFORECAST_DATA} AND NOT "$ENV{GPUFORECAST_DATA}" STREQUAL "")
-  set(data "$ENV{GPUFORECAST_DATA}")
-else()
-  set(data "${DEFAULT_DATA}")
-endif()
-set(replay "${data}/benchmark_hub/cachefiles/convolution_milo/A4000.json.gz")
-if(NOT EXISTS "${replay}")
-  message(FATAL_ERROR "shared datasets expected at ${data} (set GPUFORECAST_DATA): ${replay} is missing")
-endif()
-
-# run(<name> <expect: ok|fail> <regex the output must match> args...): output in ${name}_out.
-function(run name expect pattern)
-  execute_process(COMMAND "${CLI}" search --replay "${replay}" --budget 60 --seeds 3 --no-progress ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " line "gpuforecast search --replay ${replay} --budget 60 --seeds 3 ${ARGN}")
-  if(expect STREQUAL "ok" AND NOT rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nexited ${rc}, expected success:\n${out}${err}")
-  elseif(expect STREQUAL "fail" AND rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nsucceeded, expected an error:\n${out}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "${line}\noutput does not match \"${pattern}\":\n${out}${err}")
-  endif()
-  set(${name}_out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
+shared_data_file(replay benchmark_hub/cachefiles/convolution_milo/A4000.json.gz)
+set(run_prefix search --replay "${replay}" --budget 60 --seeds 3 --no-progress)  # every run() below
 
 # The genetic strategy's results in a --json output: its curve and its simulated cost (the sum
 # of the stored compile and benchmark times of what it measured, so other picks show there).

@@ -1,15 +1,9 @@
 # Files from the wild: a shared cache with its device_name replaced by a public-cache name
 # ("Tesla V100-PCIE-32GB", known after normalising) and by a GPU the table lacks. data info,
 # eval and search --replay read both; the unknown one warns once, naming the file and device.
-if(DEFINED ENV{GPUFORECAST_DATA} AND NOT "$ENV{GPUFORECAST_DATA}" STREQUAL "")
-  set(data "$ENV{GPUFORECAST_DATA}")
-else()
-  set(data "${DEFAULT_DATA}")
-endif()
-set(shared "${data}/benchmark_hub/cachefiles/convolution_milo/A4000.json.gz")
-if(NOT EXISTS "${shared}")
-  message(FATAL_ERROR "shared datasets expected at ${data} (set GPUFORECAST_DATA): ${shared} is missing")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
+shared_data_file(shared benchmark_hub/cachefiles/convolution_milo/A4000.json.gz)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 execute_process(COMMAND gzip -dc "${shared}" OUTPUT_VARIABLE text RESULT_VARIABLE rc)
@@ -24,23 +18,6 @@ foreach(pair "v100;Tesla V100-PCIE-32GB" "imaginary;Imaginary GPU 9000")
 endforeach()
 set(v100 "${WORK}/v100.json")
 set(imaginary "${WORK}/imaginary.json")
-
-# run(<name> <expect: ok|fail> <regex the output must match> args...): stdout in ${name}_out,
-# stderr in ${name}_err.
-function(run name expect pattern)
-  execute_process(COMMAND "${CLI}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " line "gpuforecast ${ARGN}")
-  if(expect STREQUAL "ok" AND NOT rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nexited ${rc}, expected success:\n${out}${err}")
-  elseif(expect STREQUAL "fail" AND rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nsucceeded, expected an error:\n${out}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "${line}\noutput does not match \"${pattern}\":\n${out}${err}")
-  endif()
-  set(${name}_out "${out}" PARENT_SCOPE)
-  set(${name}_err "${err}" PARENT_SCOPE)
-endfunction()
 
 function(expect_one_warning name err)
   string(REGEX MATCHALL "warning: [^\n]*imaginary\\.json: device \"Imaginary GPU 9000\" is not in the device table"

@@ -3,18 +3,15 @@
 // surrogate did not train on.
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "command_registry.hpp"
 #include "numeric_options.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/model_file.hpp"
+#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "gpuforecast/calibration/deferral.hpp"
+#include "gpuforecast/calibration/mondrian_conformal.hpp"
+#include "gpuforecast/calibration/nonconformity.hpp"
 
 namespace {
 
@@ -37,32 +34,6 @@ struct CalibrateArgs {
 
 void run(const CalibrateArgs& a) {
   using namespace gpuforecast;
-  ModelFile file = read_model_file(a.model);
-  const AnySurrogate surrogate = surrogate_from(file, a.model);
-  const TrainingSummary trained = training_summary_from(file, a.model);
-  auto same_file = [](const std::string& x, const std::string& y) {
-    std::error_code ec1, ec2;
-    const auto cx = std::filesystem::weakly_canonical(x, ec1), cy = std::filesystem::weakly_canonical(y, ec2);
-    return ec1 || ec2 ? x == y : cx == cy;
-  };
-  for (const auto& d : a.data)
-    if (std::any_of(trained.sources.begin(), trained.sources.end(), [&](const auto& s) { return same_file(s, d); }))
-      fmt::print(stderr,
-                 "gpuforecast calibrate: warning: {} was used to train the surrogate; the guarantees assume "
-                 "calibration data the surrogate has not seen\n",
-                 d);
-
-  const Dataset data = Dataset::load(a.data);
-  std::vector<Candidate> cands;
-  std::vector<double> times;
-  for (const auto& o : data.observations(true))
-    if (o.measurement.median_ms > 0) {
-      cands.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
-  if (cands.empty())
-    throw invalid_argument_error(fmt::format("no successful measurements in the {} calibration file(s)", a.data.size()));
-
   CalibrationOptions o;
   o.alpha = a.alpha;
   o.risk_alpha = a.risk_alpha < 0 ? a.alpha : a.risk_alpha;
@@ -75,13 +46,13 @@ void run(const CalibrateArgs& a) {
   o.deferral_fraction = a.deferral_fraction;
   o.aci_gamma = a.aci_gamma;
   o.seed = a.seed;
-  const auto forecasts = surrogate.predict(cands);
-  const auto cal = SelectiveCalibrator::fit(cands, forecasts, times, o);
-  set_calibration_section(file, cal);
-  write_model_file(a.out, file);
+  const ModelFileCalibration result = calibrate_model_file(a.model, a.data, a.out, o);
+  for (const auto& w : result.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
 
+  const auto& cal = result.calibrator;
   const auto& d = cal.deferral();
-  fmt::print("calibrated {} surrogate on {} measurements from {} file(s)\n", surrogate.kind(), cands.size(), a.data.size());
+  fmt::print("calibrated {} surrogate on {} measurements from {} file(s)\n", result.surrogate_kind, result.measurements,
+             result.files);
   fmt::print("  {}\n", cal.describe());
   fmt::print("  deferral threshold: {} ({}), calibration coverage {:.1f}% answered without measuring,\n"
              "  calibration risk {:.4f}, {:.0f}% upper bound {:.4f}; guarantee P(risk <= {}) >= {}\n",

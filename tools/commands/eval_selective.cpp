@@ -19,6 +19,7 @@
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_evaluation.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
@@ -29,13 +30,7 @@ void run_selective_eval(const SelectiveEvalArgs& a) {
   const AnySurrogate surrogate = surrogate_from(file, a.model);
   const auto stored = calibration_from(file, a.model);
   const Dataset data = Dataset::load(a.data);
-  std::vector<Candidate> cands;
-  std::vector<double> times;
-  for (const auto& o : data.observations(true))
-    if (o.measurement.median_ms > 0) {
-      cands.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
+  const auto [cands, times] = successful_runs(data.observations(true));
   if (cands.empty()) throw invalid_argument_error("eval --selective: no successful measurements in the data files");
   const std::vector<Forecast> forecasts = surrogate.predict(cands);
 
