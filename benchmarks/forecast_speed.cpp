@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/parse_number.hpp"
+#include "common/shared_data_dir.hpp"
 #include "common/split_list.hpp"
 #include "common/write_text_file.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -164,8 +165,7 @@ std::vector<std::pair<std::string, bool>> verdict(const Row& d, const Row* xgboo
 int main(int argc, char** argv) try {
   detail::ensure_passive_openmp_wait();
   Args a;
-  const char* env = std::getenv("GPUFORECAST_DATA");
-  a.data = env && *env ? fs::path(env) : fs::path(GPUFORECAST_SOURCE_DIR) / ".." / "shared" / "datasets";
+  a.data = bench::shared_data_dir();
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     auto value = [&]() -> std::string {

@@ -28,9 +28,10 @@ struct BoostingParams {
 // x: rows x cols row-major, y: targets (regression) or 0/1 labels (classifier: binary:logistic,
 // the trees then give the margin). Throws invalid_argument_error without XGBoost.
 // `xgboost_predictions`, when given, receives XGBoost's own predictions of x (probabilities for a
-// classifier): what tests hold the flat copy to.
+// classifier): what tests hold the flat copy to. `weights`: one per row (none: all 1).
 [[nodiscard]] FlatTrees boost_flat_trees(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
                                          const BoostingParams& params, bool classifier,
-                                         std::vector<double>* xgboost_predictions = nullptr);
+                                         std::vector<double>* xgboost_predictions = nullptr,
+                                         const std::vector<float>* weights = nullptr);
 
 }  // namespace gpuforecast::detail

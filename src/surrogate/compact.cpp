@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "boosting.hpp"
+#include "compact_weights.hpp"
 #include "flat_trees.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -42,6 +43,36 @@ struct CompactSurrogate::State {
     return out;
   }
 };
+
+namespace detail {
+
+std::vector<float> compact_row_weights(const TrainingRows& rows, const std::vector<std::size_t>& ok,
+                                    const CompactOptions& o) {
+  std::vector<float> w(rows.rows(), 1.0f);
+  std::vector<std::vector<std::size_t>> groups(rows.group_keys.size());
+  for (const auto i : ok) groups[rows.group[i]].push_back(i);
+  if (o.group_balance > 0) {
+    std::size_t largest = 0;
+    for (const auto& g : groups) largest = std::max(largest, g.size());
+    for (const auto& g : groups) {
+      if (g.empty()) continue;
+      const double b = std::min(o.max_group_weight, std::pow(static_cast<double>(largest) / static_cast<double>(g.size()), o.group_balance));
+      for (const auto i : g) w[i] = static_cast<float>(b);
+    }
+  }
+  if (o.fast_weight <= 0) return w;
+  for (auto& g : groups) {
+    if (g.size() < o.fast_min_group) continue;
+    std::sort(g.begin(), g.end(), [&](std::size_t a, std::size_t b) { return rows.log_ms[a] < rows.log_ms[b] || (rows.log_ms[a] == rows.log_ms[b] && a < b); });
+    for (std::size_t r = 0; r < g.size(); ++r) {
+      const double u = g.size() > 1 ? static_cast<double>(r) / static_cast<double>(g.size() - 1) : 0.0;
+      w[g[r]] *= static_cast<float>(1.0 + o.fast_weight * std::exp(-u / o.fast_scale));
+    }
+  }
+  return w;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -118,10 +149,11 @@ std::vector<Candidate> synthetic_candidates(std::span<const Observation> observa
 }
 
 struct TrainingSet {
-  std::vector<float> x, y;
-  void add(const float* row, std::size_t cols, float target) {
+  std::vector<float> x, y, weight;
+  void add(const float* row, std::size_t cols, float target, float w = 1.0f) {
     x.insert(x.end(), row, row + cols);
     y.push_back(target);
+    weight.push_back(w);
   }
 };
 
@@ -134,8 +166,9 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
   const auto y_all = s.base.norm.targets(rows);
   const auto x_all = s.features(rows.x, rows.rows(), rows.dim);
 
+  const auto weight = detail::compact_row_weights(rows, ok, o);
   TrainingSet observed;
-  for (const auto i : ok) observed.add(x_all.data() + i * c, c, static_cast<float>(y_all[i]));
+  for (const auto i : ok) observed.add(x_all.data() + i * c, c, static_cast<float>(y_all[i]), weight[i]);
 
   // The teacher's opinion about configurations nobody measured.
   TrainingSet taught = observed;
@@ -157,7 +190,9 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
   // Members (and the held-out probe) train concurrently: each uses one thread on these sizes.
   std::vector<std::function<detail::FlatTrees()>> jobs;
   const auto launch = [&](const TrainingSet& set, std::uint64_t seed) {
-    jobs.push_back([&set, &o, seed, c] { return detail::boost_flat_trees(set.x, c, set.y, boosting(o, seed), false); });
+    jobs.push_back([&set, &o, seed, c] {
+      return detail::boost_flat_trees(set.x, c, set.y, boosting(o, seed), false, nullptr, &set.weight);
+    });
   };
   for (std::size_t m = 0; m < o.members; ++m) launch(taught, member_seed(o.seed, m));
 
@@ -170,7 +205,7 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
     std::shuffle(idx.begin(), idx.end(), rng);
     const auto n_held = std::max<std::size_t>(5, static_cast<std::size_t>(o.holdout_fraction * static_cast<double>(idx.size())));
     for (std::size_t k = 0; k < idx.size(); ++k)
-      (k < n_held ? held : probe_fit).add(observed.x.data() + idx[k] * c, c, observed.y[idx[k]]);
+      (k < n_held ? held : probe_fit).add(observed.x.data() + idx[k] * c, c, observed.y[idx[k]], observed.weight[idx[k]]);
     launch(probe_fit, member_seed(o.seed, o.members));
   }
 
@@ -232,6 +267,11 @@ void check(const CompactOptions& o) {
     throw invalid_argument_error("CompactOptions::synthetic_per_observation must be finite and non-negative");
   if (!(o.swap_probability >= 0 && o.swap_probability <= 1))
     throw invalid_argument_error("CompactOptions::swap_probability must be in [0, 1]");
+  if (!(o.fast_weight >= 0) || !std::isfinite(o.fast_weight) || !(o.fast_scale > 0) || !std::isfinite(o.fast_scale))
+    throw invalid_argument_error("CompactOptions: fast_weight must be >= 0 and fast_scale > 0, both finite");
+  if (!(o.group_balance >= 0) || !std::isfinite(o.group_balance) || !(o.max_group_weight >= 1) ||
+      !std::isfinite(o.max_group_weight))
+    throw invalid_argument_error("CompactOptions: group_balance must be >= 0 and max_group_weight >= 1, both finite");
   if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
     throw invalid_argument_error("CompactOptions::holdout_fraction must be in [0, 1)");
 }
@@ -256,6 +296,16 @@ const OptionsTable<CompactOptions>& compact_options_table() {
         .add("holdout_fraction", &CompactOptions::holdout_fraction,
              "share of the observations held out to size the interval (0: training residuals)",
              OptionRange::between(0, 0.9))
+        .add("fast_weight", &CompactOptions::fast_weight,
+             "extra weight of a group's fastest observations (0: every row weighs 1)", OptionRange::between(0, 1000))
+        .add("fast_scale", &CompactOptions::fast_scale,
+             "rank fraction over which the extra weight decays by e", OptionRange::between(1e-3, 10))
+        .add("fast_min_group", &CompactOptions::fast_min_group,
+             "groups with fewer observations get no extra weight", OptionRange::between(0, 1e9))
+        .add("group_balance", &CompactOptions::group_balance,
+             "rows of small groups weigh (largest group / their group)^this (0: off)", OptionRange::between(0, 2))
+        .add("max_group_weight", &CompactOptions::max_group_weight, "cap of the group weight",
+             OptionRange::between(1, 1e6))
         .add("teacher", &CompactOptions::teacher,
              "surrogate (any name make_surrogate takes) whose forecasts of synthetic candidates become training rows; "
              "empty: none")
@@ -387,6 +437,11 @@ void CompactSurrogate::save(ArchiveWriter& w) const {
   w.f64(o.lambda);
   w.u32(static_cast<std::uint32_t>(o.failure_rounds));
   w.f64(o.holdout_fraction);
+  w.f64(o.fast_weight);
+  w.f64(o.fast_scale);
+  w.u64(o.fast_min_group);
+  w.f64(o.group_balance);
+  w.f64(o.max_group_weight);
   w.str(o.teacher);
   w.f64(o.synthetic_per_observation);
   w.u64(o.max_synthetic);
@@ -420,6 +475,11 @@ CompactSurrogate CompactSurrogate::load(ArchiveReader& r) {
   o.lambda = r.f64();
   o.failure_rounds = static_cast<int>(r.u32());
   o.holdout_fraction = r.f64();
+  o.fast_weight = r.f64();
+  o.fast_scale = r.f64();
+  o.fast_min_group = r.u64();
+  o.group_balance = r.f64();
+  o.max_group_weight = r.f64();
   o.teacher = r.str();
   o.synthetic_per_observation = r.f64();
   o.max_synthetic = r.u64();

@@ -107,10 +107,11 @@ struct XgboostSurrogate::State {
 namespace {
 
 std::shared_ptr<Booster> boost(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
-                               const XgboostOptions& o, bool classifier) {
+                               const XgboostOptions& o, bool classifier, const std::vector<float>* weights = nullptr) {
   const std::size_t rows = y.size();
   DMatrix d(x, rows, cols);
   check(XGDMatrixSetFloatInfo(d.h, "label", y.data(), rows), "label setting");
+  if (weights) check(XGDMatrixSetFloatInfo(d.h, "weight", weights->data(), rows), "weight setting");
   auto b = std::make_shared<Booster>(d);
   b->set("objective", classifier ? "binary:logistic" : "reg:squarederror");
   b->set("tree_method", "hist");
@@ -202,7 +203,9 @@ namespace detail {
 bool can_boost() noexcept { return true; }
 
 FlatTrees boost_flat_trees(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
-                           const BoostingParams& p, bool classifier, std::vector<double>* xgboost_predictions) {
+                           const BoostingParams& p, bool classifier, std::vector<double>* xgboost_predictions,
+                           const std::vector<float>* weights) {
+  if (weights && weights->size() != y.size()) throw invalid_argument_error("boosting: one weight per row is needed");
   XgboostOptions o;
   o.rounds = classifier ? 1 : p.rounds;
   o.failure_rounds = p.rounds;
@@ -214,7 +217,7 @@ FlatTrees boost_flat_trees(const std::vector<float>& x, std::size_t cols, const 
   o.lambda = p.lambda;
   o.seed = p.seed;
   o.threads = p.threads;
-  const auto booster = boost(x, cols, y, o, classifier);
+  const auto booster = boost(x, cols, y, o, classifier, weights);
   if (xgboost_predictions) *xgboost_predictions = booster->predict(DMatrix(x, y.size(), cols));
   bst_ulong len = 0;
   const char* out = nullptr;

@@ -3,6 +3,8 @@
 // a teacher changes what it learns, and options by name are checked.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "gpuforecast/core/error.hpp"
@@ -13,6 +15,7 @@
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "surrogate/boosting.hpp"
+#include "surrogate/compact_weights.hpp"
 #include "surrogate/flat_trees.hpp"
 
 using namespace gpuforecast;
@@ -203,6 +206,58 @@ TEST_CASE("compact: a teacher's forecasts of synthetic candidates become trainin
   CHECK_THROWS_WITH(wrong.fit(split.train), Catch::Contains("oracle"));
 }
 #endif
+
+TEST_CASE("compact: a group's fastest rows weigh more, small groups do not", "[surrogate][compact]") {
+  // 10% of convolution_milo A100 (one large group) and 20 points of A4000 (a new device's few points).
+  auto observations = interpolation_split(convolution_a100(), 0.10, 1).train;
+  const auto a4000 = load_space(test::cache_file("convolution_milo", "A4000").string());
+  observations.insert(observations.end(), a4000.observations.begin(), a4000.observations.begin() + 20);
+  const auto base = detail::make_base(observations, {}, "test");
+  const auto ok = detail::ok_rows(base.rows);
+  CompactOptions o;  // the defaults: fast_weight 2, fast_scale 0.1, fast_min_group 200
+  const auto w = detail::compact_row_weights(base.rows, ok, o);
+  REQUIRE(w.size() == base.rows.rows());
+  std::size_t fastest = ok.front(), slowest = ok.front();
+  const std::size_t big = base.rows.group[ok.front()];
+  for (const auto i : ok) {
+    if (base.rows.group[i] != big) {
+      INFO("row " << i << " of the 20-point group");
+      CHECK(w[i] == 1.0f);
+      continue;
+    }
+    if (base.rows.log_ms[i] < base.rows.log_ms[fastest]) fastest = i;
+    if (base.rows.log_ms[i] > base.rows.log_ms[slowest]) slowest = i;
+  }
+  CHECK(w[fastest] == Approx(3.0));
+  CHECK(w[slowest] == Approx(1.0).margin(1e-4));
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (!base.rows.ok(i)) CHECK(w[i] == 1.0f);
+
+  // Group balance: the 20 points weigh (largest group / 20)^0.5, within the cap.
+  o.fast_weight = 0;
+  o.group_balance = 0.5;
+  const auto b = detail::compact_row_weights(base.rows, ok, o);
+  std::size_t large = 0, small = 0;
+  for (const auto i : ok) (base.rows.group[i] == big ? large : small)++;
+  REQUIRE(small == 20);
+  for (const auto i : ok) {
+    INFO("row " << i);
+    CHECK(b[i] == Approx(base.rows.group[i] == big ? 1.0 : std::sqrt(static_cast<double>(large) / 20.0)));
+  }
+  o.max_group_weight = 2;
+  for (const auto i : ok)
+    if (base.rows.group[i] != big) CHECK(detail::compact_row_weights(base.rows, ok, o)[i] == Approx(2.0));
+}
+
+TEST_CASE("compact: docs/surrogates.md lists its options as the table writes them", "[surrogate][compact]") {
+  std::ifstream in(test::source_dir() / "docs" / "surrogates.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string table = compact_options_table().markdown();
+  INFO("paste into docs/surrogates.md:\n" << table);
+  CHECK(text.str().find(table) != std::string::npos);
+}
 
 TEST_CASE("compact: options by name", "[surrogate][compact]") {
   CHECK(make_surrogate("compact(members=1,rounds=50,teacher=ensemble(xgboost=0.9,gp=0.1))", 1).kind() == "compact");

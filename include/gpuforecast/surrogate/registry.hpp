@@ -12,7 +12,8 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-// "ridge", "knn", "xgboost", "transformer", "ensemble", "ensemble(m=w,...)" or "default" (the best measured in this
+// "ridge", "knn", "gp", "forest", "xgboost", "compact", "compact(name=value,...)" (compact.hpp's
+// options table), "transformer", "ensemble", "ensemble(m=w,...)" or "default" (the best measured in this
 // build: see default_surrogate_name()), or a kind registered with register_surrogate_kind
 // (surrogate_kind.hpp), with every random choice seeded by `seed`. Throws invalid_argument_error
 // listing the available names for an unknown or not-built one. "transformer" loads
