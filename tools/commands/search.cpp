@@ -61,6 +61,7 @@ struct SearchArgs {
   std::string cache;
   bool resume = false;
   double time_scale = 0;
+  std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
   bool json = false;
@@ -190,6 +191,7 @@ void run_replay(const SearchArgs& a) {
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
     e.time_scale = a.time_scale;
+    e.workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
     const LlmCallCount before = llm_call_count();
     outcomes.push_back({name, run_replay_experiment(e)});
@@ -242,6 +244,13 @@ void run_replay(const SearchArgs& a) {
                         {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
                         {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
       if (o.llm) js["llm"] = o.llm->json(measurements_of(o.result));
+      if (a.workers > 1) {
+        double clock = 0, used = 0;
+        for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
+        js["workers"] = a.workers;
+        js["mean_virtual_seconds"] = clock / static_cast<double>(o.result.runs.size());
+        js["mean_utilisation"] = used / static_cast<double>(o.result.runs.size());
+      }
       for (const auto& s : o.result.summary(budgets))
         js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}, {"standard_error", s.standard_error}});
       j["strategies"].push_back(js);
@@ -269,6 +278,12 @@ void run_replay(const SearchArgs& a) {
     const auto n = static_cast<double>(o.result.runs.size());
     fmt::print("{}: {:.0f} simulated s of compiling and benchmarking per run, {:.2f} s of wall time\n", o.name, cost / n,
                wall / n);
+    if (a.workers > 1) {
+      double clock = 0, used = 0;
+      for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
+      fmt::print("{}: on {} simulated workers, {:.0f} virtual s per run, workers busy {:.0f}% of it\n", o.name, a.workers,
+                 clock / n, 100 * used / n);
+    }
     if (o.llm) fmt::print("{}: {}\n", o.name, o.llm->text(measurements_of(o.result), o.result.runs.size()));
   }
 }
@@ -518,6 +533,11 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: hold each measurement for its stored compile + benchmark time times this factor "
                   "(0: no wait)")
       ->capture_default_str();
+  cmd->add_option("--workers", args->workers,
+                  "replay: measure on this many simulated workers at once (a virtual clock holds each measurement "
+                  "for its stored compile + benchmark time), as a farm would")
+      ->capture_default_str()
+      ->needs(replay);
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
@@ -543,6 +563,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
     if (!std::isfinite(args->time_scale) || args->time_scale < 0)
       throw gpuforecast::invalid_argument_error(
           fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
+    if (args->workers == 0) throw gpuforecast::invalid_argument_error("--workers must be at least 1");
     if (args->time_scale > 0 && args->replay.empty())
       throw gpuforecast::invalid_argument_error("--time-scale slows a replay down: it needs --replay");
 #if defined(GPUFORECAST_HAVE_MPI)
