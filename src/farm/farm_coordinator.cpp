@@ -2,12 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "farm/lost_ranks.hpp"
 #include "farm/mpi_messages.hpp"
@@ -37,7 +39,7 @@ struct FarmCoordinator::Impl {
     clock::time_point last_heard;
   };
   struct Job {
-    std::size_t index = 0;  // in the batch
+    Candidate candidate;
     std::size_t attempts = 0;
     std::string reasons;
   };
@@ -73,6 +75,7 @@ struct FarmCoordinator::Impl {
 
   void wait_for_hellos() {
     std::size_t pending = workers.size();
+    std::vector<std::optional<std::string>> hellos(workers.size());
     const auto deadline = clock::now() + std::chrono::duration<double>(options.heartbeat_timeout_s);
     while (pending > 0 && clock::now() < deadline) {
       auto m = farm_mpi::poll();
@@ -80,92 +83,149 @@ struct FarmCoordinator::Impl {
         std::this_thread::sleep_for(idle_pause);
         continue;
       }
-      if (m->tag != farm_wire::hello || m->source < 1) continue;
-      handle_hello(workers[static_cast<std::size_t>(m->source - 1)], m->body);
-      --pending;
+      if (m->source < 1 || static_cast<std::size_t>(m->source) > workers.size()) continue;
+      Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
+      if (m->tag == farm_wire::refuse) {
+        w.report.reason = m->body;
+        w.last_heard = clock::now();
+        fmt::print(stderr, "farm: rank {} takes no work: {}\n", w.report.rank, m->body);
+        --pending;
+      } else if (m->tag == farm_wire::hello && !hellos[static_cast<std::size_t>(m->source - 1)]) {
+        hellos[static_cast<std::size_t>(m->source - 1)] = m->body;
+        --pending;
+      }
     }
+    // Without a target given, the search runs on the device of the lowest rank that has one,
+    // whatever order the hellos came in.
+    if (device.empty())
+      for (const auto& h : hellos)
+        if (h && !h->empty()) {
+          device = *h;
+          break;
+        }
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      if (hellos[i]) handle_hello(workers[i], *hellos[i]);
     for (auto& w : workers)
       if (!w.ready && w.report.device.empty() && w.report.reason.empty())
         lose(w, fmt::format("no hello within {} s", options.heartbeat_timeout_s));
+    if (std::none_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; })) {
+      std::string why;
+      for (const auto& w : workers) why += fmt::format("; rank {}: {}", w.report.rank, w.report.reason);
+      throw error(fmt::format("farm: no worker rank can measure{}", why));
+    }
+  }
+
+  // Work outstanding: queued (no rank yet) or held by a rank; and results not yet handed back.
+  std::deque<std::uint64_t> queue;
+  std::unordered_map<std::uint64_t, Job> jobs;
+  std::vector<Landed> landed;
+
+  void finish(std::uint64_t id, Measurement m) {
+    const auto it = jobs.find(id);
+    if (it == jobs.end()) return;  // answered already (a rank thought lost came back)
+    if (hook) hook(it->second.candidate, m);
+    landed.push_back(Landed{id, std::move(m)});
+    jobs.erase(it);
+  }
+  void fail(std::uint64_t id, std::string reason) {
+    Measurement m;
+    m.status = Status::runtime_failed;
+    m.reason = std::move(reason);
+    finish(id, std::move(m));
+  }
+
+  std::uint64_t submit(const Candidate& c) {
+    const auto id = next_id++;
+    jobs.emplace(id, Job{c, 0, {}});
+    queue.push_back(id);
+    dispatch();
+    return id;
+  }
+
+  // Hands queued work to every free rank.
+  void dispatch() {
+    for (auto& w : workers) {
+      if (queue.empty()) break;
+      if (!w.ready || w.job) continue;
+      const auto id = queue.front();
+      queue.pop_front();
+      w.job = id;
+      w.last_heard = clock::now();
+      Job& job = jobs.at(id);
+      ++job.attempts;
+      farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, job.candidate.config));
+    }
+  }
+
+  // One step: hand out work, take one message, give up on silent ranks. False when idle.
+  bool pump() {
+    dispatch();
+    auto m = farm_mpi::poll();
+    if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
+      Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
+      if (w.report.lost) return true;  // a rank given up on stays given up on
+      w.last_heard = clock::now();
+      if (m->tag == farm_wire::result) {
+        std::uint64_t id = 0;
+        Measurement r = farm_wire::decode_result(m->body, id);
+        if (w.job == id) w.job.reset();
+        if (jobs.count(id) != 0) ++w.report.measured;
+        finish(id, std::move(r));
+      } else if (m->tag == farm_wire::hello) {
+        handle_hello(w, m->body);
+      }
+      return true;  // heartbeats only refresh last_heard
+    }
+    // Silent ranks holding work are lost; their candidate goes back in the queue.
+    const auto timeout = std::chrono::duration<double>(options.heartbeat_timeout_s);
+    const auto now = clock::now();
+    for (auto& w : workers) {
+      if (!w.job || now - w.last_heard < timeout) continue;
+      const auto id = *w.job;
+      w.job.reset();
+      lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
+      Job& job = jobs.at(id);
+      job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
+      if (job.attempts >= options.max_attempts)
+        fail(id, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
+      else
+        queue.push_front(id);
+    }
+    bool any_busy = false, any_ready = false;
+    for (const auto& w : workers) any_busy |= w.job.has_value(), any_ready |= w.ready;
+    if (!any_ready && !any_busy) {
+      const auto left = std::move(queue);
+      queue.clear();
+      for (auto id : left) {
+        const std::string reasons = jobs.at(id).reasons;
+        fail(id, reasons.empty() ? "farm: no worker rank left" : fmt::format("farm: no worker rank left ({})", reasons));
+      }
+    }
+    return false;
+  }
+
+  std::vector<Landed> wait_any() {
+    while (landed.empty() && !jobs.empty())
+      if (!pump()) std::this_thread::sleep_for(idle_pause);
+    return std::exchange(landed, {});
   }
 
   std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+    std::unordered_map<std::uint64_t, std::size_t> position;
+    for (std::size_t i = 0; i < candidates.size(); ++i) position.emplace(submit(candidates[i]), i);
     std::vector<Measurement> out(candidates.size());
-    std::vector<bool> done(candidates.size(), false);
-    std::size_t left = candidates.size();
-    std::deque<std::uint64_t> queue;
-    std::unordered_map<std::uint64_t, Job> jobs;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      jobs[next_id] = Job{i, 0, {}};
-      queue.push_back(next_id++);
-    }
-    const auto fail = [&](const Job& job, std::string reason) {
-      Measurement m;
-      m.status = Status::runtime_failed;
-      m.reason = std::move(reason);
-      out[job.index] = std::move(m);
-      done[job.index] = true;
-      --left;
-    };
-    const auto timeout = std::chrono::duration<double>(options.heartbeat_timeout_s);
-    while (left > 0) {
-      // Hand out work to every free rank.
-      for (auto& w : workers) {
-        if (queue.empty()) break;
-        if (!w.ready || w.job) continue;
-        const auto id = queue.front();
-        queue.pop_front();
-        w.job = id;
-        w.last_heard = clock::now();
-        ++jobs[id].attempts;
-        farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, candidates[jobs[id].index].config));
-      }
-      auto m = farm_mpi::poll();
-      if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
-        Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
-        if (w.report.lost) continue;  // a rank given up on stays given up on
-        w.last_heard = clock::now();
-        if (m->tag == farm_wire::result) {
-          std::uint64_t id = 0;
-          Measurement r = farm_wire::decode_result(m->body, id);
-          if (w.job == id) w.job.reset();
-          const auto it = jobs.find(id);
-          if (it != jobs.end() && !done[it->second.index]) {
-            if (hook) hook(candidates[it->second.index], r);
-            out[it->second.index] = std::move(r);
-            done[it->second.index] = true;
-            --left;
-            ++w.report.measured;
-          }
-        } else if (m->tag == farm_wire::hello) {
-          handle_hello(w, m->body);
+    std::vector<Landed> others;  // landed from submit() calls outside this batch: kept for wait_any()
+    while (!position.empty()) {
+      for (auto& l : wait_any()) {
+        if (auto it = position.find(l.ticket); it != position.end()) {
+          out[it->second] = std::move(l.measurement);
+          position.erase(it);
+        } else {
+          others.push_back(std::move(l));
         }
-        continue;  // heartbeats only refresh last_heard
       }
-      // Silent ranks holding work are lost; their candidate goes back in the queue.
-      const auto now = clock::now();
-      for (auto& w : workers) {
-        if (!w.job || now - w.last_heard < timeout) continue;
-        const auto id = *w.job;
-        w.job.reset();
-        lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
-        Job& job = jobs[id];
-        job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
-        if (job.attempts >= options.max_attempts) fail(job, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
-        else queue.push_front(id);
-      }
-      bool any_busy = false, any_ready = false;
-      for (const auto& w : workers) any_busy |= w.job.has_value(), any_ready |= w.ready;
-      if (!any_ready && !any_busy) {
-        for (auto id : queue) {
-          const Job& job = jobs[id];
-          if (!done[job.index]) fail(job, job.reasons.empty() ? "farm: no worker rank left"
-                                                              : fmt::format("farm: no worker rank left ({})", job.reasons));
-        }
-        queue.clear();
-      }
-      if (!m) std::this_thread::sleep_for(idle_pause);
     }
+    landed = std::move(others);
     return out;
   }
 
@@ -196,7 +256,15 @@ std::vector<Measurement> FarmCoordinator::measure(std::span<const Candidate> can
   return m_impl->measure(candidates);
 }
 
+std::size_t FarmCoordinator::workers() const { return live_workers(); }
+
+std::uint64_t FarmCoordinator::submit(const Candidate& candidate) { return m_impl->submit(candidate); }
+
+std::vector<Landed> FarmCoordinator::wait_any() { return m_impl->wait_any(); }
+
 void FarmCoordinator::stop() { m_impl->stop(); }
+
+std::string FarmCoordinator::device() const { return m_impl->device; }
 
 void FarmCoordinator::on_result(ResultHook hook) { m_impl->hook = std::move(hook); }
 
