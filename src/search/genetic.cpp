@@ -120,10 +120,16 @@ class AsyncElitist {
         if (handed == population.size() && all_landed(population)) break;
         if (m_ctx.exhausted()) return m_ctx.wait_all();
         if (handed == population.size() && stale_generations <= 5) {
+          // A child already measured or in flight would hold a place and no worker: bred again,
+          // a few tries per free worker (a small landed pool breeds mostly copies).
           auto pool = landed_members(population);
-          while (!pool.empty() && m_ctx.free_workers() > 0 && early.size() + m_o.elites < m_pop_size) {
-            early.push_back(breed(pool, rate));
-            started_early += m_ctx.submit(early.back().config) == SearchContext::Submitted::started ? 1 : 0;
+          for (std::size_t tries = 4 * m_ctx.free_workers();
+               !pool.empty() && tries > 0 && m_ctx.free_workers() > 0 && early.size() + m_o.elites < m_pop_size;
+               --tries) {
+            Member child = breed(pool, rate);
+            if (m_ctx.submit(child.config) != SearchContext::Submitted::started) continue;
+            ++started_early;
+            early.push_back(std::move(child));
           }
         }
         if (m_ctx.in_flight() == 0) {
