@@ -204,9 +204,14 @@ struct FarmCoordinator::Impl {
     return false;
   }
 
+  // Everything that has come back, not only the first: results that arrived while rank 0 was
+  // choosing are all handed over at once, so a strategy sees how many ranks are free and
+  // chooses for all of them in one go instead of making one decision per result.
   std::vector<Landed> wait_any() {
     while (landed.empty() && !jobs.empty())
       if (!pump()) std::this_thread::sleep_for(idle_pause);
+    while (!jobs.empty() && pump()) {
+    }
     return std::exchange(landed, {});
   }
 

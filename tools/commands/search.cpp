@@ -460,7 +460,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
     farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, prototype, w, faults);
     return;
   }
-  FarmCoordinator farm(search.device, FarmCoordinatorOptions{a.heartbeat_timeout, 2});
+  FarmCoordinator farm(search.device, FarmCoordinatorOptions{.heartbeat_timeout_s = a.heartbeat_timeout, .max_attempts = 2});
   if (!prototype.device) {
     // The ranks' device, described by the built-in table when it knows it (the surrogate's
     // features), else by its name alone.
@@ -475,11 +475,8 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   settings.model_path = a.model;
   settings.surrogate = a.surrogate;
   settings.options = parse_options(a.options, strategies.front(), strategies);
-  // A random search's draws do not depend on each other: hand the farm the whole draw in one
-  // call, and it keeps every rank busy. A call per round of one draw per worker would wait on
-  // each round's slowest measurement (0.52 x N instead of 0.91 x N with 8 ranks).
-  if (strategies.front() == "random" && !settings.options.contains("batch"))
-    settings.options["batch"] = std::to_string(a.budget > 0 ? a.budget : 4096);
+  // With two or more worker ranks the strategies submit a candidate whenever a rank is free
+  // (the coordinator is an AsyncBenchmarker), so no batch size needs choosing here.
   auto strategy = make_strategy(strategies.front(), settings);
   std::optional<CacheFile> earlier;
   if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
@@ -518,7 +515,8 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   if (a.json) {
     nlohmann::json j{{"strategy", strategies.front()}, {"workers", ranks.size()}, {"device", farm.device()},
                      {"measurements", trace.size()}, {"failed", failed}, {"wall_seconds", wall},
-                     {"measurements_per_second", wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0}};
+                     {"measurements_per_second", wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0},
+                     {"charged_seconds", trace.total_cost_s()}};
     if (data) j["replay"] = a.replay, j["optimum_ms"] = data->best_ms();
     else j["kernel"] = a.kernel;
     if (best) j["best"] = {{"config", best->config.to_string()}, {"median_ms", best->measurement.median_ms},
