@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -51,7 +54,42 @@ struct FarmCoordinator::Impl {
   ResultHook hook;
   std::uint64_t next_id = 0;
 
+  // Where MPI allows it (MPI_THREAD_SERIALIZED or better), a thread of rank 0 does all of the
+  // farm's MPI after the hellos: it hands out work and takes results while the strategy is busy
+  // choosing (a surrogate refit), so ranks that finish then start their next job at once. The
+  // caller's thread then only queues candidates and takes results, under the lock.
+  std::mutex mutex;
+  std::condition_variable landed_cv;
+  std::thread pumper;
+  bool quit = false;
+  std::exception_ptr pump_error;
+
   ~Impl() { stop(); }
+
+  void start_pumping() {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_SERIALIZED) return;  // the caller's thread pumps in wait_any()
+    pumper = std::thread([this] {
+      std::unique_lock lock(mutex);
+      while (!quit) {
+        bool busy = false;
+        try {
+          busy = pump();
+        } catch (...) {
+          pump_error = std::current_exception();
+          quit = true;
+        }
+        if (!landed.empty() || pump_error) landed_cv.notify_all();
+        if (!busy) {
+          lock.unlock();
+          std::this_thread::sleep_for(idle_pause);
+          lock.lock();
+        }
+      }
+      landed_cv.notify_all();
+    });
+  }
 
   void lose(Worker& w, std::string reason) {
     w.report.lost = true;
@@ -119,6 +157,7 @@ struct FarmCoordinator::Impl {
   std::deque<std::uint64_t> queue;
   std::unordered_map<std::uint64_t, Job> jobs;
   std::vector<Landed> landed;
+  std::vector<Landed> carried;  // taken by measure() for other callers: the caller's thread only
 
   void finish(std::uint64_t id, Measurement m) {
     const auto it = jobs.find(id);
@@ -135,10 +174,11 @@ struct FarmCoordinator::Impl {
   }
 
   std::uint64_t submit(const Candidate& c) {
+    std::lock_guard lock(mutex);
     const auto id = next_id++;
     jobs.emplace(id, Job{c, 0, {}});
     queue.push_back(id);
-    dispatch();
+    if (!pumper.joinable()) dispatch();
     return id;
   }
 
@@ -208,11 +248,26 @@ struct FarmCoordinator::Impl {
   // choosing are all handed over at once, so a strategy sees how many ranks are free and
   // chooses for all of them in one go instead of making one decision per result.
   std::vector<Landed> wait_any() {
-    while (landed.empty() && !jobs.empty())
-      if (!pump()) std::this_thread::sleep_for(idle_pause);
-    while (!jobs.empty() && pump()) {
+    if (!carried.empty()) return std::exchange(carried, {});
+    std::vector<Landed> out;
+    {
+      std::unique_lock lock(mutex);
+      if (pumper.joinable()) {
+        landed_cv.wait(lock, [&] { return !landed.empty() || jobs.empty() || pump_error; });
+        if (pump_error) std::rethrow_exception(pump_error);
+      } else {
+        while (landed.empty() && !jobs.empty())
+          if (!pump()) {
+            lock.unlock();
+            std::this_thread::sleep_for(idle_pause);
+            lock.lock();
+          }
+        while (!jobs.empty() && pump()) {
+        }
+      }
+      out = std::exchange(landed, {});
     }
-    return std::exchange(landed, {});
+    return out;
   }
 
   std::vector<Measurement> measure(std::span<const Candidate> candidates) {
@@ -230,11 +285,18 @@ struct FarmCoordinator::Impl {
         }
       }
     }
-    landed = std::move(others);
+    carried = std::move(others);
     return out;
   }
 
   void stop() {
+    if (pumper.joinable()) {
+      {
+        std::lock_guard lock(mutex);
+        quit = true;
+      }
+      pumper.join();  // from here on this thread does the MPI again
+    }
     if (stopped) return;
     stopped = true;
     for (auto& w : workers)
@@ -255,13 +317,14 @@ FarmCoordinator::FarmCoordinator(std::string device, FarmCoordinatorOptions opti
   m_impl->device = std::move(device);
   for (int r = 1; r < size; ++r) m_impl->workers.push_back({FarmRankReport{r, {}, 0, false, {}}, false, {}, clock::now()});
   m_impl->wait_for_hellos();
+  m_impl->start_pumping();
 }
 
 std::vector<Measurement> FarmCoordinator::measure(std::span<const Candidate> candidates) {
   return m_impl->measure(candidates);
 }
 
-std::size_t FarmCoordinator::workers() const { return live_workers(); }
+std::size_t FarmCoordinator::workers() const { return live_workers() * (1 + m_impl->options.queued_per_rank); }
 
 std::uint64_t FarmCoordinator::submit(const Candidate& candidate) { return m_impl->submit(candidate); }
 
@@ -271,15 +334,20 @@ void FarmCoordinator::stop() { m_impl->stop(); }
 
 std::string FarmCoordinator::device() const { return m_impl->device; }
 
-void FarmCoordinator::on_result(ResultHook hook) { m_impl->hook = std::move(hook); }
+void FarmCoordinator::on_result(ResultHook hook) {
+  std::lock_guard lock(m_impl->mutex);
+  m_impl->hook = std::move(hook);
+}
 
 std::vector<FarmRankReport> FarmCoordinator::ranks() const {
+  std::lock_guard lock(m_impl->mutex);
   std::vector<FarmRankReport> r;
   for (const auto& w : m_impl->workers) r.push_back(w.report);
   return r;
 }
 
 std::size_t FarmCoordinator::live_workers() const {
+  std::lock_guard lock(m_impl->mutex);
   std::size_t n = 0;
   for (const auto& w : m_impl->workers) n += w.ready ? 1 : 0;
   return n;

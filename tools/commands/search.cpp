@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 
 #include "gpuforecast/farm/farm_coordinator.hpp"
 #include "gpuforecast/farm/farm_session.hpp"
@@ -365,6 +366,25 @@ void live_search(const SearchArgs& a) {
 // --mpi: rank 0 runs one strategy on one seed, the other ranks replay measurements for it. The
 // replay ranks answer with the stored median, so that which rank measured a candidate does not
 // change the result.
+// An observer shared by two threads (the search's and the farm's MPI thread), behind a lock.
+template <class O>
+struct LockedObserver {
+  O* observer;
+  std::mutex* mutex;
+  void on_begin(const gpuforecast::SearchBegin& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_begin(e);
+  }
+  void on_measured(const gpuforecast::SearchMeasured& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_measured(e);
+  }
+  void on_end(const gpuforecast::SearchEnd& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_end(e);
+  }
+};
+
 // What a farm searches: the space, the candidates' prototype, the target device (empty: the
 // device of the lowest GPU rank), and with --replay the data (for the optimum).
 struct FarmSearch {
@@ -488,12 +508,16 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   // the same configuration finds it written already.
   std::optional<KernelTunerCacheWriter> cache;
   if (!a.cache.empty()) cache.emplace(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
+  // The farm's hook runs on its MPI thread, the search's observer on this one: one lock for both.
+  std::mutex cache_mutex;
+  const Trace no_trace;  // the cache writer reads config and measurement only
   const auto search_with = [&](auto benchmarker) {
     SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
     if (cache) {
-      ctx.add_observer(std::ref(*cache));
+      ctx.add_observer(LockedObserver<KernelTunerCacheWriter>{&*cache, &cache_mutex});
       farm.on_result([&](const Candidate& c, const Measurement& m) {
-        cache->on_measured(SearchMeasured{0, c.config, m, ctx.trace()});
+        std::lock_guard lock(cache_mutex);
+        cache->on_measured(SearchMeasured{0, c.config, m, no_trace});
       });
     }
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));

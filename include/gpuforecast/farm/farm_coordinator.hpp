@@ -22,6 +22,11 @@ struct FarmCoordinatorOptions {
   double heartbeat_timeout_s = 10;
   // Ranks a candidate is tried on before it is reported failed with the reasons.
   std::size_t max_attempts = 2;
+  // Candidates per rank an asynchronous strategy may keep waiting on rank 0, beyond the one
+  // each rank measures (workers() = ranks x (1 + this)): rank 0's MPI thread hands one to a
+  // rank the moment it finishes, even while the strategy is busy choosing. 0: choose only when
+  // a rank is free (fresher choices, idle ranks while rank 0 thinks).
+  std::size_t queued_per_rank = 1;
 };
 
 // What happened to the ranks, for reports and tests.
@@ -47,15 +52,17 @@ class FarmCoordinator {
   [[nodiscard]] std::vector<Measurement> measure(std::span<const Candidate> candidates);
 
   // Asynchronous use: workers() is the ranks that take work now (lost and refusing ones do
-  // not count); submit() queues a candidate for the next free rank; wait_any() returns the
+  // not count) times 1 + queued_per_rank; submit() queues a candidate for the next free rank; wait_any() returns the
   // results that have come back (a candidate lost on max_attempts ranks, or left when no rank
   // remains, comes back failed with the reasons).
   [[nodiscard]] std::size_t workers() const;
   [[nodiscard]] std::uint64_t submit(const Candidate& candidate);
   [[nodiscard]] std::vector<Landed> wait_any();
 
-  // Called on this rank with each result as it lands, before measure() returns: a cache written
-  // from it holds every result that came back even when the job is aborted mid-batch.
+  // Called on this rank with each result as it lands, before measure() or wait_any() hands it
+  // over: a cache written from it holds every result that came back even when the job is
+  // aborted. Where MPI allows threads it runs on the coordinator's MPI thread: what it shares
+  // with the caller's thread (the cache the search's observer also writes) needs a lock.
   using ResultHook = std::function<void(const Candidate&, const Measurement&)>;
   void on_result(ResultHook hook);
 
