@@ -81,11 +81,11 @@ struct FarmCoordinator::Impl {
           quit = true;
         }
         if (!landed.empty() || pump_error) landed_cv.notify_all();
-        if (!busy) {
-          lock.unlock();
-          std::this_thread::sleep_for(idle_pause);
-          lock.lock();
-        }
+        // Let the caller's thread in between messages too (std::mutex is not fair).
+        lock.unlock();
+        if (busy) std::this_thread::yield();
+        else std::this_thread::sleep_for(idle_pause);
+        lock.lock();
       }
       landed_cv.notify_all();
     });
