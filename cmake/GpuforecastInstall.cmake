@@ -5,6 +5,10 @@ set(_targets gpuforecast)
 if(TARGET gpuforecast_cuda)
   list(APPEND _targets gpuforecast_cuda)
 endif()
+if(TARGET gpuforecast_farm)
+  # MPI stays private: libgpuforecast_farm.so links it, its headers do not include mpi.h.
+  list(APPEND _targets gpuforecast_farm)
+endif()
 if(TARGET gpuforecast_transformer)
   list(APPEND _targets gpuforecast_transformer)  # installed beside libgpuforecast.so, which loads it
 endif()

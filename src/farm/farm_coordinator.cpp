@@ -2,12 +2,17 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "farm/lost_ranks.hpp"
 #include "farm/mpi_messages.hpp"
@@ -37,7 +42,7 @@ struct FarmCoordinator::Impl {
     clock::time_point last_heard;
   };
   struct Job {
-    std::size_t index = 0;  // in the batch
+    Candidate candidate;
     std::size_t attempts = 0;
     std::string reasons;
   };
@@ -49,7 +54,42 @@ struct FarmCoordinator::Impl {
   ResultHook hook;
   std::uint64_t next_id = 0;
 
+  // Where MPI allows it (MPI_THREAD_SERIALIZED or better), a thread of rank 0 does all of the
+  // farm's MPI after the hellos: it hands out work and takes results while the strategy is busy
+  // choosing (a surrogate refit), so ranks that finish then start their next job at once. The
+  // caller's thread then only queues candidates and takes results, under the lock.
+  std::mutex mutex;
+  std::condition_variable landed_cv;
+  std::thread pumper;
+  bool quit = false;
+  std::exception_ptr pump_error;
+
   ~Impl() { stop(); }
+
+  void start_pumping() {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_SERIALIZED) return;  // the caller's thread pumps in wait_any()
+    pumper = std::thread([this] {
+      std::unique_lock lock(mutex);
+      while (!quit) {
+        bool busy = false;
+        try {
+          busy = pump();
+        } catch (...) {
+          pump_error = std::current_exception();
+          quit = true;
+        }
+        if (!landed.empty() || pump_error) landed_cv.notify_all();
+        // Let the caller's thread in between messages too (std::mutex is not fair).
+        lock.unlock();
+        if (busy) std::this_thread::yield();
+        else std::this_thread::sleep_for(idle_pause);
+        lock.lock();
+      }
+      landed_cv.notify_all();
+    });
+  }
 
   void lose(Worker& w, std::string reason) {
     w.report.lost = true;
@@ -73,6 +113,7 @@ struct FarmCoordinator::Impl {
 
   void wait_for_hellos() {
     std::size_t pending = workers.size();
+    std::vector<std::optional<std::string>> hellos(workers.size());
     const auto deadline = clock::now() + std::chrono::duration<double>(options.heartbeat_timeout_s);
     while (pending > 0 && clock::now() < deadline) {
       auto m = farm_mpi::poll();
@@ -80,96 +121,182 @@ struct FarmCoordinator::Impl {
         std::this_thread::sleep_for(idle_pause);
         continue;
       }
-      if (m->tag != farm_wire::hello || m->source < 1) continue;
-      handle_hello(workers[static_cast<std::size_t>(m->source - 1)], m->body);
-      --pending;
+      if (m->source < 1 || static_cast<std::size_t>(m->source) > workers.size()) continue;
+      Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
+      if (m->tag == farm_wire::refuse) {
+        w.report.reason = m->body;
+        w.last_heard = clock::now();
+        fmt::print(stderr, "farm: rank {} takes no work: {}\n", w.report.rank, m->body);
+        --pending;
+      } else if (m->tag == farm_wire::hello && !hellos[static_cast<std::size_t>(m->source - 1)]) {
+        hellos[static_cast<std::size_t>(m->source - 1)] = m->body;
+        --pending;
+      }
     }
+    // Without a target given, the search runs on the device of the lowest rank that has one,
+    // whatever order the hellos came in.
+    if (device.empty())
+      for (const auto& h : hellos)
+        if (h && !h->empty()) {
+          device = *h;
+          break;
+        }
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      if (hellos[i]) handle_hello(workers[i], *hellos[i]);
     for (auto& w : workers)
       if (!w.ready && w.report.device.empty() && w.report.reason.empty())
         lose(w, fmt::format("no hello within {} s", options.heartbeat_timeout_s));
+    if (std::none_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; })) {
+      std::string why;
+      for (const auto& w : workers) why += fmt::format("; rank {}: {}", w.report.rank, w.report.reason);
+      throw error(fmt::format("farm: no worker rank can measure{}", why));
+    }
   }
 
-  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
-    std::vector<Measurement> out(candidates.size());
-    std::vector<bool> done(candidates.size(), false);
-    std::size_t left = candidates.size();
-    std::deque<std::uint64_t> queue;
-    std::unordered_map<std::uint64_t, Job> jobs;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      jobs[next_id] = Job{i, 0, {}};
-      queue.push_back(next_id++);
+  // Work outstanding: queued (no rank yet) or held by a rank; and results not yet handed back.
+  std::deque<std::uint64_t> queue;
+  std::unordered_map<std::uint64_t, Job> jobs;
+  std::vector<Landed> landed;
+  std::vector<Landed> carried;  // taken by measure() for other callers: the caller's thread only
+
+  void finish(std::uint64_t id, Measurement m) {
+    const auto it = jobs.find(id);
+    if (it == jobs.end()) return;  // answered already (a rank thought lost came back)
+    if (hook) hook(it->second.candidate, m);
+    landed.push_back(Landed{id, std::move(m)});
+    jobs.erase(it);
+  }
+  void fail(std::uint64_t id, std::string reason) {
+    Measurement m;
+    m.status = Status::runtime_failed;
+    m.reason = std::move(reason);
+    finish(id, std::move(m));
+  }
+
+  std::uint64_t submit(const Candidate& c) {
+    std::lock_guard lock(mutex);
+    const auto id = next_id++;
+    jobs.emplace(id, Job{c, 0, {}});
+    queue.push_back(id);
+    if (!pumper.joinable()) dispatch();
+    return id;
+  }
+
+  // Hands queued work to every free rank.
+  void dispatch() {
+    for (auto& w : workers) {
+      if (queue.empty()) break;
+      if (!w.ready || w.job) continue;
+      const auto id = queue.front();
+      queue.pop_front();
+      w.job = id;
+      w.last_heard = clock::now();
+      Job& job = jobs.at(id);
+      ++job.attempts;
+      farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, job.candidate.config));
     }
-    const auto fail = [&](const Job& job, std::string reason) {
-      Measurement m;
-      m.status = Status::runtime_failed;
-      m.reason = std::move(reason);
-      out[job.index] = std::move(m);
-      done[job.index] = true;
-      --left;
-    };
+  }
+
+  // One step: hand out work, take one message, give up on silent ranks. False when idle.
+  bool pump() {
+    dispatch();
+    auto m = farm_mpi::poll();
+    if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
+      Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
+      if (w.report.lost) return true;  // a rank given up on stays given up on
+      w.last_heard = clock::now();
+      if (m->tag == farm_wire::result) {
+        std::uint64_t id = 0;
+        Measurement r = farm_wire::decode_result(m->body, id);
+        if (w.job == id) w.job.reset();
+        if (jobs.count(id) != 0) ++w.report.measured;
+        finish(id, std::move(r));
+      } else if (m->tag == farm_wire::hello) {
+        handle_hello(w, m->body);
+      }
+      return true;  // heartbeats only refresh last_heard
+    }
+    // Silent ranks holding work are lost; their candidate goes back in the queue.
     const auto timeout = std::chrono::duration<double>(options.heartbeat_timeout_s);
-    while (left > 0) {
-      // Hand out work to every free rank.
-      for (auto& w : workers) {
-        if (queue.empty()) break;
-        if (!w.ready || w.job) continue;
-        const auto id = queue.front();
-        queue.pop_front();
-        w.job = id;
-        w.last_heard = clock::now();
-        ++jobs[id].attempts;
-        farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, candidates[jobs[id].index].config));
+    const auto now = clock::now();
+    for (auto& w : workers) {
+      if (!w.job || now - w.last_heard < timeout) continue;
+      const auto id = *w.job;
+      w.job.reset();
+      lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
+      Job& job = jobs.at(id);
+      job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
+      if (job.attempts >= options.max_attempts)
+        fail(id, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
+      else
+        queue.push_front(id);
+    }
+    bool any_busy = false, any_ready = false;
+    for (const auto& w : workers) any_busy |= w.job.has_value(), any_ready |= w.ready;
+    if (!any_ready && !any_busy) {
+      const auto left = std::move(queue);
+      queue.clear();
+      for (auto id : left) {
+        const std::string reasons = jobs.at(id).reasons;
+        fail(id, reasons.empty() ? "farm: no worker rank left" : fmt::format("farm: no worker rank left ({})", reasons));
       }
-      auto m = farm_mpi::poll();
-      if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
-        Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
-        if (w.report.lost) continue;  // a rank given up on stays given up on
-        w.last_heard = clock::now();
-        if (m->tag == farm_wire::result) {
-          std::uint64_t id = 0;
-          Measurement r = farm_wire::decode_result(m->body, id);
-          if (w.job == id) w.job.reset();
-          const auto it = jobs.find(id);
-          if (it != jobs.end() && !done[it->second.index]) {
-            if (hook) hook(candidates[it->second.index], r);
-            out[it->second.index] = std::move(r);
-            done[it->second.index] = true;
-            --left;
-            ++w.report.measured;
+    }
+    return false;
+  }
+
+  // Everything that has come back, not only the first: results that arrived while rank 0 was
+  // choosing are all handed over at once, so a strategy sees how many ranks are free and
+  // chooses for all of them in one go instead of making one decision per result.
+  std::vector<Landed> wait_any() {
+    if (!carried.empty()) return std::exchange(carried, {});
+    std::vector<Landed> out;
+    {
+      std::unique_lock lock(mutex);
+      if (pumper.joinable()) {
+        landed_cv.wait(lock, [&] { return !landed.empty() || jobs.empty() || pump_error; });
+        if (pump_error) std::rethrow_exception(pump_error);
+      } else {
+        while (landed.empty() && !jobs.empty())
+          if (!pump()) {
+            lock.unlock();
+            std::this_thread::sleep_for(idle_pause);
+            lock.lock();
           }
-        } else if (m->tag == farm_wire::hello) {
-          handle_hello(w, m->body);
+        while (!jobs.empty() && pump()) {
         }
-        continue;  // heartbeats only refresh last_heard
       }
-      // Silent ranks holding work are lost; their candidate goes back in the queue.
-      const auto now = clock::now();
-      for (auto& w : workers) {
-        if (!w.job || now - w.last_heard < timeout) continue;
-        const auto id = *w.job;
-        w.job.reset();
-        lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
-        Job& job = jobs[id];
-        job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
-        if (job.attempts >= options.max_attempts) fail(job, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
-        else queue.push_front(id);
-      }
-      bool any_busy = false, any_ready = false;
-      for (const auto& w : workers) any_busy |= w.job.has_value(), any_ready |= w.ready;
-      if (!any_ready && !any_busy) {
-        for (auto id : queue) {
-          const Job& job = jobs[id];
-          if (!done[job.index]) fail(job, job.reasons.empty() ? "farm: no worker rank left"
-                                                              : fmt::format("farm: no worker rank left ({})", job.reasons));
-        }
-        queue.clear();
-      }
-      if (!m) std::this_thread::sleep_for(idle_pause);
+      out = std::exchange(landed, {});
     }
     return out;
   }
 
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+    std::unordered_map<std::uint64_t, std::size_t> position;
+    for (std::size_t i = 0; i < candidates.size(); ++i) position.emplace(submit(candidates[i]), i);
+    std::vector<Measurement> out(candidates.size());
+    std::vector<Landed> others;  // landed from submit() calls outside this batch: kept for wait_any()
+    while (!position.empty()) {
+      for (auto& l : wait_any()) {
+        if (auto it = position.find(l.ticket); it != position.end()) {
+          out[it->second] = std::move(l.measurement);
+          position.erase(it);
+        } else {
+          others.push_back(std::move(l));
+        }
+      }
+    }
+    carried = std::move(others);
+    return out;
+  }
+
   void stop() {
+    if (pumper.joinable()) {
+      {
+        std::lock_guard lock(mutex);
+        quit = true;
+      }
+      pumper.join();  // from here on this thread does the MPI again
+    }
     if (stopped) return;
     stopped = true;
     for (auto& w : workers)
@@ -190,23 +317,37 @@ FarmCoordinator::FarmCoordinator(std::string device, FarmCoordinatorOptions opti
   m_impl->device = std::move(device);
   for (int r = 1; r < size; ++r) m_impl->workers.push_back({FarmRankReport{r, {}, 0, false, {}}, false, {}, clock::now()});
   m_impl->wait_for_hellos();
+  m_impl->start_pumping();
 }
 
 std::vector<Measurement> FarmCoordinator::measure(std::span<const Candidate> candidates) {
   return m_impl->measure(candidates);
 }
 
+std::size_t FarmCoordinator::workers() const { return live_workers() * (1 + m_impl->options.queued_per_rank); }
+
+std::uint64_t FarmCoordinator::submit(const Candidate& candidate) { return m_impl->submit(candidate); }
+
+std::vector<Landed> FarmCoordinator::wait_any() { return m_impl->wait_any(); }
+
 void FarmCoordinator::stop() { m_impl->stop(); }
 
-void FarmCoordinator::on_result(ResultHook hook) { m_impl->hook = std::move(hook); }
+std::string FarmCoordinator::device() const { return m_impl->device; }
+
+void FarmCoordinator::on_result(ResultHook hook) {
+  std::lock_guard lock(m_impl->mutex);
+  m_impl->hook = std::move(hook);
+}
 
 std::vector<FarmRankReport> FarmCoordinator::ranks() const {
+  std::lock_guard lock(m_impl->mutex);
   std::vector<FarmRankReport> r;
   for (const auto& w : m_impl->workers) r.push_back(w.report);
   return r;
 }
 
 std::size_t FarmCoordinator::live_workers() const {
+  std::lock_guard lock(m_impl->mutex);
   std::size_t n = 0;
   for (const auto& w : m_impl->workers) n += w.ready ? 1 : 0;
   return n;

@@ -15,7 +15,9 @@ FarmSession::FarmSession() {
   MPI_Initialized(&initialised);
   if (initialised) throw invalid_argument_error("FarmSession: MPI is initialised already (one session per process)");
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  // Serialised: rank 0's coordinator does its MPI on a thread of its own while the strategy
+  // thinks (one thread at a time; with less it pumps on the caller's thread).
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &m_size);
 }

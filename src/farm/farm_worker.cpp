@@ -32,6 +32,13 @@ Measurement measure_one(const FarmMeasureFunction& measure, const Candidate& c) 
 }
 }  // namespace
 
+void refuse_farm(const std::string& reason) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) throw invalid_argument_error("refuse_farm: rank 0 coordinates; workers are ranks 1 and up");
+  farm_mpi::send(0, farm_wire::refuse, reason);
+}
+
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options) {
   farm_detail::serve_farm(measure, prototype, options, {});
 }

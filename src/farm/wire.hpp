@@ -16,6 +16,7 @@ enum Tag : int {
   result = 3,     // worker -> 0: job id, measurement
   heartbeat = 4,  // worker -> 0: job id still running
   stop = 5,       // 0 -> worker: end
+  refuse = 6,     // worker -> 0 instead of hello: why it cannot measure (it takes no work)
 };
 
 [[nodiscard]] std::string encode_job(std::uint64_t id, const Config& config);

@@ -97,6 +97,112 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
     population = std::move(next);
   }
 }
+// The elitist variant with several workers. A generation's members go to workers as these free
+// up; once all are handed over, free workers get children of the next generation bred from the
+// members measured so far (the ones in flight count as members: they are not bred again, and the
+// next generation keeps them), so no worker waits for a generation's slowest measurement.
+class AsyncElitist {
+ public:
+  AsyncElitist(SearchContext& ctx, const GeneticOptions& o, std::size_t pop_size, search_detail::Rng& rng)
+      : m_ctx(ctx), m_o(o), m_pop_size(pop_size), m_rng(rng), m_ix(ctx.space()) {}
+
+  void run(std::vector<Member> population) {
+    std::size_t stale_generations = 0;
+    std::size_t started = 0;  // members of this generation that cost a measurement
+    for (;;) {
+      std::vector<Member> early;  // the next generation's children, bred while this one runs
+      std::size_t started_early = 0;
+      std::size_t handed = 0;
+      const double rate = mutation_rate(stale_generations);
+      for (;;) {
+        while (handed < population.size() && m_ctx.free_workers() > 0)
+          started += m_ctx.submit(population[handed++].config) == SearchContext::Submitted::started ? 1 : 0;
+        if (handed == population.size() && all_landed(population)) break;
+        if (m_ctx.exhausted()) return m_ctx.wait_all();
+        if (handed == population.size() && stale_generations <= 5) {
+          // A child already measured or in flight would hold a place and no worker: bred again,
+          // a few tries per free worker (a small landed pool breeds mostly copies).
+          auto pool = landed_members(population);
+          for (std::size_t tries = 4 * m_ctx.free_workers();
+               !pool.empty() && tries > 0 && m_ctx.free_workers() > 0 && early.size() + m_o.elites < m_pop_size;
+               --tries) {
+            Member child = breed(pool, rate);
+            if (m_ctx.submit(child.config) != SearchContext::Submitted::started) continue;
+            ++started_early;
+            early.push_back(std::move(child));
+          }
+        }
+        if (m_ctx.in_flight() == 0) {
+          // Nothing runs and members are left: the budget has no room for them.
+          if (handed == population.size() || m_ctx.free_workers() == 0) return;
+          continue;
+        }
+        (void)m_ctx.wait_any();
+      }
+      for (auto& m : population) m.fitness = fitness_now(m.config);
+      if (m_ctx.exhausted()) return m_ctx.wait_all();
+      stale_generations = started == 0 ? stale_generations + 1 : 0;
+      std::sort(population.begin(), population.end(), [](const Member& a, const Member& b) { return a.fitness < b.fitness; });
+      std::vector<Member> next(population.begin(),
+                               population.begin() + static_cast<std::ptrdiff_t>(std::min(m_o.elites, population.size())));
+      if (stale_generations > 5) return m_ctx.wait_all();  // the reachable neighbourhood is measured out
+      for (auto& c : early) next.push_back(std::move(c));
+      const double next_rate = mutation_rate(stale_generations);
+      while (next.size() < m_pop_size) next.push_back(breed(population, next_rate));
+      population = std::move(next);
+      started = started_early;
+    }
+  }
+
+ private:
+  [[nodiscard]] double mutation_rate(std::size_t stale_generations) const {
+    return stale_generations > 0 ? std::min(1.0, m_o.mutation_rate * 3.0 * static_cast<double>(stale_generations))
+                                 : m_o.mutation_rate;
+  }
+  [[nodiscard]] double fitness_now(const Config& c) const {
+    const Measurement* m = m_ctx.lookup(c);
+    return m ? fitness_of(*m) : std::numeric_limits<double>::infinity();
+  }
+  [[nodiscard]] bool all_landed(const std::vector<Member>& population) const {
+    return std::all_of(population.begin(), population.end(), [&](const Member& m) { return !m_ctx.in_flight(m.config); });
+  }
+  // Members whose result is in, with their fitness, for breeding ahead of the generation's end.
+  [[nodiscard]] std::vector<Member> landed_members(const std::vector<Member>& population) const {
+    std::vector<Member> pool;
+    for (const auto& m : population)
+      if (m_ctx.lookup(m.config)) {
+        pool.push_back(m);
+        pool.back().fitness = fitness_now(m.config);
+      }
+    return pool;
+  }
+  Member breed(const std::vector<Member>& pool, double rate) {
+    using namespace search_detail;
+    std::uniform_int_distribution<std::size_t> any(0, pool.size() - 1);
+    auto tournament = [&]() -> const Member& {
+      std::size_t best = any(m_rng);
+      for (std::size_t t = 1; t < m_o.tournament_size; ++t) {
+        auto other = any(m_rng);
+        if (pool[other].fitness < pool[best].fitness) best = other;
+      }
+      return pool[best];
+    };
+    const Member& a = tournament();
+    const Member& b = tournament();
+    auto child = mutate(m_ix, uniform_crossover(a.genes, b.genes, m_rng), rate, false, m_rng);
+    auto fixed = repair(m_ix, child, m_o.repair_attempts, m_rng);
+    Config c = fixed.valid ? std::move(fixed.config) : random_valid(m_ctx.space(), m_rng);
+    auto genes = m_ix.indices(c);
+    return {std::move(c), std::move(genes)};
+  }
+
+  SearchContext& m_ctx;
+  const GeneticOptions& m_o;
+  std::size_t m_pop_size;
+  search_detail::Rng& m_rng;
+  search_detail::Indexer m_ix;
+};
+
 }  // namespace
 
 void GeneticSearch::run(SearchContext& ctx) {
@@ -117,6 +223,7 @@ void GeneticSearch::run(SearchContext& ctx) {
     auto genes = ix.indices(c);
     population.push_back({std::move(c), std::move(genes)});
   }
+  if (ctx.workers() > 1) return AsyncElitist(ctx, m_options, pop_size, rng).run(std::move(population));
 
   std::size_t stale_generations = 0;
   while (!ctx.exhausted()) {

@@ -18,8 +18,33 @@ const OptionsTable<RandomSearchOptions>& random_search_options_table() {
   return table;
 }
 
+namespace {
+// Several workers: a draw is handed out one configuration per free worker, and the next draw
+// leaves out what is measured or still in flight, so no configuration runs twice.
+void run_async(SearchContext& ctx, std::mt19937_64& rng) {
+  std::vector<Config> drawn;
+  std::size_t next = 0, stale_rounds = 0;
+  for (;;) {
+    while (ctx.free_workers() > 0) {
+      if (next == drawn.size()) {
+        if (stale_rounds >= 3) break;
+        drawn = sample_valid(ctx.space(), std::min<std::size_t>(ctx.remaining(), 4096), rng());
+        std::erase_if(drawn, [&](const Config& c) { return ctx.seen(c); });
+        next = 0;
+        stale_rounds = drawn.empty() ? stale_rounds + 1 : 0;
+        continue;
+      }
+      (void)ctx.submit(drawn[next++]);
+    }
+    if (ctx.in_flight() == 0) return;
+    (void)ctx.wait_any();
+  }
+}
+}  // namespace
+
 void RandomSearch::run(SearchContext& ctx) {
   std::mt19937_64 rng(m_options.seed);
+  if (ctx.workers() > 1) return run_async(ctx, rng);
   const std::size_t batch = std::max<std::size_t>(1, m_options.batch);
   // Under a count budget one draw of exactly that many distinct configs is a uniform sample
   // without replacement; otherwise draw in chunks until nothing new turns up.

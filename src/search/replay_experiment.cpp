@@ -18,6 +18,7 @@
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/simulated_farm.hpp"
 #include "gpuforecast/search/trace_writer.hpp"
 #include "common/parallel_indices.hpp"
 
@@ -116,6 +117,7 @@ std::vector<BudgetSummary> ReplayResult::summary(std::span<const std::size_t> bu
 
 ReplayResult run_replay_experiment(const ReplayExperiment& e) {
   if (!e.data) throw invalid_argument_error("replay experiment without data");
+  if (e.workers == 0) throw invalid_argument_error("replay experiment: workers must be at least 1");
   ReplayResult result;
   result.optimum_ms = e.data->best_ms();
   // Stored medians value what a run found, so noise in the replayed runs does not flatter it.
@@ -166,10 +168,17 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
       run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       run.trace = ctx.trace();
     };
+    const auto on_workers = [&](auto benchmarker) {
+      if (e.workers <= 1) return search_with(std::move(benchmarker));
+      SimulatedFarm farm(e.workers, std::move(benchmarker));
+      search_with(farm);
+      run.virtual_seconds = farm.clock_s();
+      run.utilisation = farm.clock_s() > 0 ? farm.busy_s() / (static_cast<double>(e.workers) * farm.clock_s()) : 0.0;
+    };
     if (earlier)
-      search_with(ResumedBenchmarker<ReplayBenchmarker>(bench, *earlier));
+      on_workers(ResumedBenchmarker<ReplayBenchmarker>(bench, *earlier));
     else
-      search_with(bench);
+      on_workers(bench);
     run.seed = seed;
     run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(e.budget, 1), reference);
     if (count) {

@@ -50,19 +50,117 @@ bool SearchContext::exhausted() const noexcept {
 std::size_t SearchContext::remaining() const noexcept {
   if (exhausted()) return 0;
   if (m_budget.max_measurements == 0) return std::numeric_limits<std::size_t>::max();
-  return m_budget.max_measurements - m_trace.size();
+  const std::size_t spent = m_trace.size() + m_in_flight.size();
+  return spent >= m_budget.max_measurements ? 0 : m_budget.max_measurements - spent;
 }
 
-bool SearchContext::seen(const Config& config) const { return m_seen.count(config.key()) != 0; }
+bool SearchContext::seen(const Config& config) const {
+  const auto key = config.key();
+  return m_seen.count(key) != 0 || m_in_flight_keys.count(key) != 0;
+}
 
 const Measurement* SearchContext::lookup(const Config& config) const {
   auto it = m_seen.find(config.key());
   return it == m_seen.end() ? nullptr : &it->second;
 }
 
+Measurement SearchContext::measured_one(std::vector<Measurement> m) {
+  if (m.size() != 1) throw error(fmt::format("benchmarker returned {} measurements for 1 candidate", m.size()));
+  return std::move(m.front());
+}
+
+double SearchContext::elapsed_s() const {
+  if (auto t = m_benchmarker->clock_s()) return *t;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+}
+
+void SearchContext::record(const Config& config, Candidate candidate, Measurement measured, double elapsed,
+                           Measurement& out) {
+  TraceEntry e;
+  e.config = config;
+  e.measurement = measured;
+  e.cost_s = measured.cost_s;
+  e.elapsed_s = elapsed;
+  m_trace.add(std::move(e));
+  m_observations.push_back(Observation{std::move(candidate), measured, "search"});
+  m_seen.emplace(config.key(), measured);
+  out = std::move(measured);
+  const SearchMeasured event{m_trace.size(), config, out, m_trace};
+  for (auto& o : m_observers) m_stop = o.measured(event) || m_stop;
+}
+
+std::size_t SearchContext::workers() const { return m_benchmarker->workers(); }
+
+std::size_t SearchContext::free_workers() const {
+  const std::size_t w = workers();
+  if (exhausted() || w <= m_in_flight.size()) return 0;
+  return std::min(w - m_in_flight.size(), remaining());
+}
+
+std::vector<Config> SearchContext::in_flight_configs() const {
+  std::vector<Config> out;
+  out.reserve(m_in_flight.size());
+  for (const auto& [ticket, config] : m_in_flight) out.push_back(config);
+  return out;
+}
+
+bool SearchContext::in_flight(const Config& config) const { return m_in_flight_keys.count(config.key()) != 0; }
+
+SearchContext::Submitted SearchContext::submit(const Config& config) {
+  begin_once();
+  auto key = config.key();
+  if (m_seen.count(key) != 0 || m_in_flight_keys.count(key) != 0) return Submitted::known;
+  if (!m_space.is_valid(config)) {
+    Measurement m;
+    m.status = Status::invalid;
+    m.reason = m_space.contains(config) ? "violates a constraint of the space" : "outside the space";
+    m_seen.emplace(std::move(key), std::move(m));
+    return Submitted::invalid;
+  }
+  if (remaining() == 0) return Submitted::no_budget;
+  const std::uint64_t ticket = m_benchmarker->submit(candidate(config));
+  if (!m_in_flight.emplace(ticket, config).second)
+    throw error(fmt::format("benchmarker gave ticket {} twice", ticket));
+  m_in_flight_keys.emplace(std::move(key), ticket);
+  return Submitted::started;
+}
+
+std::vector<SearchContext::Finished> SearchContext::wait_any() {
+  if (m_in_flight.empty()) return {};
+  auto landed = m_benchmarker->wait_any();
+  if (landed.empty())
+    throw error(fmt::format("benchmarker returned nothing from wait_any() with {} candidates in flight", m_in_flight.size()));
+  const double elapsed = elapsed_s();
+  std::vector<Finished> out;
+  std::vector<Config> configs;
+  std::vector<Measurement> measurements;
+  for (auto& l : landed) {
+    auto it = m_in_flight.find(l.ticket);
+    if (it == m_in_flight.end()) throw error(fmt::format("benchmarker returned unknown ticket {}", l.ticket));
+    Config config = std::move(it->second);
+    m_in_flight.erase(it);
+    m_in_flight_keys.erase(config.key());
+    Measurement m;
+    record(config, candidate(config), std::move(l.measurement), elapsed, m);
+    configs.push_back(config);
+    measurements.push_back(m);
+    out.push_back(Finished{std::move(config), std::move(m)});
+  }
+  const SearchRound round{++m_rounds, configs, measurements, m_trace};
+  for (auto& o : m_observers) m_stop = o.round(round) || m_stop;
+  return out;
+}
+
+void SearchContext::wait_all() {
+  while (!m_in_flight.empty()) (void)wait_any();
+}
+
 Measurement SearchContext::evaluate(const Config& config) { return evaluate(std::span<const Config>(&config, 1)).front(); }
 
 std::vector<Measurement> SearchContext::evaluate(std::span<const Config> configs) {
+  if (!m_in_flight.empty())
+    throw error(fmt::format("SearchContext::evaluate: {} submitted candidates are still in flight (wait_all() first)",
+                            m_in_flight.size()));
   begin_once();
   std::vector<Measurement> out(configs.size());
   std::vector<std::size_t> fresh;  // positions of configs to measure, first occurrence only
@@ -116,21 +214,9 @@ void SearchContext::measure_batch(std::span<const Config> configs, std::span<con
   auto measured = m_benchmarker->measure(batch);
   if (measured.size() != batch.size())
     throw error(fmt::format("benchmarker returned {} measurements for {} candidates", measured.size(), batch.size()));
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-  for (std::size_t j = 0; j < positions.size(); ++j) {
-    const Config& config = configs[positions[j]];
-    TraceEntry e;
-    e.config = config;
-    e.measurement = measured[j];
-    e.cost_s = measured[j].cost_s;
-    e.elapsed_s = elapsed;
-    m_trace.add(std::move(e));
-    m_observations.push_back(Observation{std::move(batch[j]), measured[j], "search"});
-    m_seen.emplace(config.key(), measured[j]);
-    out[positions[j]] = std::move(measured[j]);
-    const SearchMeasured event{m_trace.size(), config, out[positions[j]], m_trace};
-    for (auto& o : m_observers) m_stop = o.measured(event) || m_stop;
-  }
+  const double elapsed = elapsed_s();
+  for (std::size_t j = 0; j < positions.size(); ++j)
+    record(configs[positions[j]], std::move(batch[j]), std::move(measured[j]), elapsed, out[positions[j]]);
 }
 
 }  // namespace gpuforecast

@@ -1,6 +1,7 @@
 #include "gpuforecast/search/surrogate_filtered.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <random>
 
@@ -76,7 +77,77 @@ SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, Surrogate
   if (m_options.measurements_per_round == 0) throw invalid_argument_error("measurements_per_round must be >= 1");
 }
 
+// Several workers: a round is chosen whenever a worker is free and the last round's picks are
+// all handed out; it is as large as the free workers (at least measurements_per_round, as with
+// one worker), so the model learns from what has landed as often as it would alone. Candidates
+// in flight are never proposed again and keep the round's diverse picks batch_distance away
+// (a local penalty), so a round is not copies of one idea around a pending one.
+void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
+  const auto& o = m_options;
+  std::mt19937_64 rng(o.seed);
+  std::size_t learned = 0;
+  auto learn = [&] {
+    const auto& obs = ctx.observations();
+    if (learned < obs.size()) {
+      m_model.update(std::span<const Observation>(obs).subspan(learned));
+      learned = obs.size();
+    }
+  };
+  std::deque<Config> queued;  // chosen, waiting for a free worker
+  if (o.initial.samples > 0) {
+    auto initial = choose_initial_design(ctx, m_model, o.initial, rng());
+    queued.assign(initial.begin(), initial.end());
+  }
+  const OptimismSchedule optimism(o.acquisition, ctx.trace());
+  ProposalGenerator generator(ctx.space(), o.proposals);
+  std::size_t empty_rounds = 0, stagnant_rounds = 0;
+  double best_at_last_round = std::numeric_limits<double>::infinity();
+  bool measured_out = false;
+  for (;;) {
+    while (ctx.free_workers() > 0 && !measured_out) {
+      if (!queued.empty()) {
+        (void)ctx.submit(queued.front());
+        queued.pop_front();
+        continue;
+      }
+      learn();
+      const double best_now = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
+      stagnant_rounds = best_now < best_at_last_round ? 0 : stagnant_rounds + 1;
+      best_at_last_round = best_now;
+      const std::size_t m = std::min(std::max(o.measurements_per_round, ctx.free_workers()), ctx.remaining());
+      Proposals proposals = generator.propose(ctx, m, rng);
+      if (proposals.configs.empty()) {
+        // Everything left may be in flight: wait for it before giving up.
+        if (ctx.in_flight() > 0) break;
+        measured_out = ++empty_rounds > 3;
+        continue;
+      }
+      empty_rounds = 0;
+      std::vector<Config> chosen;
+      if (!m_model.ready()) {
+        chosen = std::move(proposals.configs);
+        std::shuffle(chosen.begin(), chosen.end(), rng);
+        chosen.resize(std::min(chosen.size(), m));
+      } else {
+        std::vector<Candidate> candidates;
+        candidates.reserve(proposals.configs.size());
+        for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
+        const auto decisions = m_model.decide(candidates);
+        if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
+        const auto pending = ctx.in_flight_configs();
+        chosen = select_batch(ctx.space(), proposals, decisions, {m, stagnant_rounds, pending}, optimism, o.acquisition,
+                              o.selection, rng);
+      }
+      queued.assign(chosen.begin(), chosen.end());
+    }
+    if (ctx.in_flight() == 0) break;
+    (void)ctx.wait_any();
+  }
+  learn();
+}
+
 void SurrogateFilteredSearch::run(SearchContext& ctx) {
+  if (ctx.workers() > 1) return run_async(ctx);
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model

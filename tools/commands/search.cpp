@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 
 #include "gpuforecast/farm/farm_coordinator.hpp"
 #include "gpuforecast/farm/farm_session.hpp"
@@ -61,6 +62,7 @@ struct SearchArgs {
   std::string cache;
   bool resume = false;
   double time_scale = 0;
+  std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
   bool json = false;
@@ -190,6 +192,7 @@ void run_replay(const SearchArgs& a) {
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
     e.time_scale = a.time_scale;
+    e.workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
     const LlmCallCount before = llm_call_count();
     outcomes.push_back({name, run_replay_experiment(e)});
@@ -242,6 +245,13 @@ void run_replay(const SearchArgs& a) {
                         {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
                         {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
       if (o.llm) js["llm"] = o.llm->json(measurements_of(o.result));
+      if (a.workers > 1) {
+        double clock = 0, used = 0;
+        for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
+        js["workers"] = a.workers;
+        js["mean_virtual_seconds"] = clock / static_cast<double>(o.result.runs.size());
+        js["mean_utilisation"] = used / static_cast<double>(o.result.runs.size());
+      }
       for (const auto& s : o.result.summary(budgets))
         js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}, {"standard_error", s.standard_error}});
       j["strategies"].push_back(js);
@@ -269,6 +279,12 @@ void run_replay(const SearchArgs& a) {
     const auto n = static_cast<double>(o.result.runs.size());
     fmt::print("{}: {:.0f} simulated s of compiling and benchmarking per run, {:.2f} s of wall time\n", o.name, cost / n,
                wall / n);
+    if (a.workers > 1) {
+      double clock = 0, used = 0;
+      for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
+      fmt::print("{}: on {} simulated workers, {:.0f} virtual s per run, workers busy {:.0f}% of it\n", o.name, a.workers,
+                 clock / n, 100 * used / n);
+    }
     if (o.llm) fmt::print("{}: {}\n", o.name, o.llm->text(measurements_of(o.result), o.result.runs.size()));
   }
 }
@@ -350,18 +366,94 @@ void live_search(const SearchArgs& a) {
 // --mpi: rank 0 runs one strategy on one seed, the other ranks replay measurements for it. The
 // replay ranks answer with the stored median, so that which rank measured a candidate does not
 // change the result.
+// An observer shared by two threads (the search's and the farm's MPI thread), behind a lock.
+template <class O>
+struct LockedObserver {
+  O* observer;
+  std::mutex* mutex;
+  void on_begin(const gpuforecast::SearchBegin& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_begin(e);
+  }
+  void on_measured(const gpuforecast::SearchMeasured& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_measured(e);
+  }
+  void on_end(const gpuforecast::SearchEnd& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_end(e);
+  }
+};
+
+// What a farm searches: the space, the candidates' prototype, the target device (empty: the
+// device of the lowest GPU rank), and with --replay the data (for the optimum).
+struct FarmSearch {
+  gpuforecast::TuningSpace space;
+  gpuforecast::Candidate prototype;
+  std::string device;
+  std::shared_ptr<const gpuforecast::SpaceData> data;
+};
+
+FarmSearch farm_search_of(const SearchArgs& a) {
+  using namespace gpuforecast;
+  FarmSearch f;
+  if (!a.replay.empty()) {
+    f.data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
+    f.space = f.data->space;
+    f.prototype.kernel = f.data->kernel;
+    f.prototype.problem_size = f.data->problem_size;
+    f.prototype.device = f.data->device;
+    if (!f.data->observations.empty()) f.prototype.spec = f.data->observations.front().candidate.spec;
+    f.device = f.data->device ? f.data->device->name : std::string{};
+    return f;
+  }
+  if (a.kernel.empty()) throw invalid_argument_error("search --mpi: give --replay FILE (replay ranks) or --kernel T1.json (GPU ranks)");
+  const T1File t1 = read_t1(a.kernel);
+  if (t1.kernel.source.empty())
+    throw input_error(a.kernel, "KernelFile", "the kernel source named by KernelFile was not found beside the spec");
+  f.space = t1.space;
+  f.prototype.kernel = t1.kernel.benchmark_name;
+  f.prototype.problem_size = t1.kernel.problem_size;
+  f.prototype.spec = std::make_shared<const KernelSpec>(t1.kernel);
+  return f;
+}
+
+// A GPU worker rank: it owns the GPUs of its node through the CUDA benchmarker (worker
+// processes, watchdog, compile cache) and compiles what it measures; a rank that cannot (no
+// CUDA driver, no GPU, a build without the CUDA runtime) tells rank 0 why and takes no work.
+void serve_gpu_rank(const SearchArgs& a, gpuforecast::Candidate prototype,
+                    const gpuforecast::farm_detail::WorkerFaults& faults) {
+  using namespace gpuforecast;
+#if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
+  CudaBenchmarkerOptions options;
+  options.seed = a.first_seed;
+  std::optional<CudaBenchmarker> bench;
+  try {
+    bench.emplace(options);
+  } catch (const cuda_error& e) {
+    return refuse_farm(e.what());
+  }
+  if (bench->devices().empty()) return refuse_farm("no CUDA device found");
+  prototype.device = std::make_shared<const Device>(bench->devices().front());
+  FarmWorkerOptions w;
+  w.device = prototype.device->name;
+  farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench->measure(c); }, prototype, w, faults);
+#else
+  (void)a, (void)prototype, (void)faults;
+  refuse_farm("this build has no CUDA runtime (configure with the CUDA toolkit at /usr/local/cuda)");
+#endif
+}
+
+// --mpi: rank 0 runs one strategy on one seed, the other ranks measure for it: with --replay
+// they replay stored measurements, answering the stored median, so that which rank measured a
+// candidate does not change the result; with --kernel they measure on their GPUs.
 void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a) {
   using namespace gpuforecast;
   const auto strategies = split_list(a.strategy);
   if (strategies.size() != 1) throw invalid_argument_error("search --mpi runs one --strategy at a time");
-  if (a.replay.empty()) throw invalid_argument_error("search --mpi: worker ranks replay --replay FILE (live GPU ranks are not built yet)");
-  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
-  Candidate prototype;
-  prototype.kernel = data->kernel;
-  prototype.problem_size = data->problem_size;
-  prototype.device = data->device;
-  if (!data->observations.empty()) prototype.spec = data->observations.front().candidate.spec;
-  const std::string device = data->device ? data->device->name : std::string{};
+  FarmSearch search = farm_search_of(a);
+  auto& data = search.data;
+  Candidate& prototype = search.prototype;
   // Every rank reads --farm-fault, so that a bad one stops rank 0 too.
   farm_detail::WorkerFaults faults;
   {
@@ -381,27 +473,34 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
     }
   }
   if (!session.coordinator()) {
+    if (!data) return serve_gpu_rank(a, prototype, faults);
     FarmWorkerOptions w;
-    w.device = device;
+    w.device = search.device;
     ReplayBenchmarker bench(data, ReplayOptions{0, ReplaySampling::median, a.time_scale});
     farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, prototype, w, faults);
     return;
   }
-  FarmCoordinator farm(device, FarmCoordinatorOptions{a.heartbeat_timeout, 2});
+  FarmCoordinator farm(search.device, FarmCoordinatorOptions{.heartbeat_timeout_s = a.heartbeat_timeout, .max_attempts = 2});
+  if (!prototype.device) {
+    // The ranks' device, described by the built-in table when it knows it (the surrogate's
+    // features), else by its name alone.
+    try {
+      prototype.device = find_device(farm.device());
+    } catch (const std::exception&) {
+      prototype.device = std::make_shared<const Device>(Device::unknown(farm.device()));
+    }
+  }
   StrategySettings settings;
   settings.seed = a.first_seed;
   settings.model_path = a.model;
   settings.surrogate = a.surrogate;
   settings.options = parse_options(a.options, strategies.front(), strategies);
-  // A random search's draws do not depend on each other: hand the farm the whole draw in one
-  // call, and it keeps every rank busy. A call per round of one draw per worker would wait on
-  // each round's slowest measurement (0.52 x N instead of 0.91 x N with 8 ranks).
-  if (strategies.front() == "random" && !settings.options.contains("batch"))
-    settings.options["batch"] = std::to_string(a.budget > 0 ? a.budget : 4096);
+  // With two or more worker ranks the strategies submit a candidate whenever a rank is free
+  // (the coordinator is an AsyncBenchmarker), so no batch size needs choosing here.
   auto strategy = make_strategy(strategies.front(), settings);
   std::optional<CacheFile> earlier;
   if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
-    earlier = read_search_cache(a.cache, data->space, prototype);
+    earlier = read_search_cache(a.cache, search.space, prototype);
   Trace trace;
   const auto start = std::chrono::steady_clock::now();
   // The cache takes each result as it reaches rank 0, not when its batch is complete: an
@@ -409,12 +508,16 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   // the same configuration finds it written already.
   std::optional<KernelTunerCacheWriter> cache;
   if (!a.cache.empty()) cache.emplace(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
+  // The farm's hook runs on its MPI thread, the search's observer on this one: one lock for both.
+  std::mutex cache_mutex;
+  const Trace no_trace;  // the cache writer reads config and measurement only
   const auto search_with = [&](auto benchmarker) {
-    SearchContext ctx(data->space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
+    SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
     if (cache) {
-      ctx.add_observer(std::ref(*cache));
+      ctx.add_observer(LockedObserver<KernelTunerCacheWriter>{&*cache, &cache_mutex});
       farm.on_result([&](const Candidate& c, const Measurement& m) {
-        cache->on_measured(SearchMeasured{0, c.config, m, ctx.trace()});
+        std::lock_guard lock(cache_mutex);
+        cache->on_measured(SearchMeasured{0, c.config, m, no_trace});
       });
     }
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
@@ -434,10 +537,12 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   for (const auto& e : trace.entries()) failed += e.measurement.ok() ? 0 : 1;
   const auto ranks = farm.ranks();
   if (a.json) {
-    nlohmann::json j{{"replay", a.replay}, {"strategy", strategies.front()}, {"workers", ranks.size()},
+    nlohmann::json j{{"strategy", strategies.front()}, {"workers", ranks.size()}, {"device", farm.device()},
                      {"measurements", trace.size()}, {"failed", failed}, {"wall_seconds", wall},
                      {"measurements_per_second", wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0},
-                     {"optimum_ms", data->best_ms()}};
+                     {"charged_seconds", trace.total_cost_s()}};
+    if (data) j["replay"] = a.replay, j["optimum_ms"] = data->best_ms();
+    else j["kernel"] = a.kernel;
     if (best) j["best"] = {{"config", best->config.to_string()}, {"median_ms", best->measurement.median_ms},
                            {"found_at", best->index}};
     for (const auto& r : ranks)
@@ -449,8 +554,8 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   fmt::print("{} over {} worker ranks: {} measurements ({} failed) in {:.2f} s ({:.1f} per s)\n", strategies.front(),
              ranks.size(), trace.size(), failed, wall, wall > 0 ? static_cast<double>(trace.size()) / wall : 0.0);
   if (best)
-    fmt::print("best: {:.4g} ms [{}], found at measurement {} (optimum {:.4g} ms)\n", best->measurement.median_ms,
-               best->config.to_string(), best->index, data->best_ms());
+    fmt::print("best: {:.4g} ms [{}], found at measurement {}{}\n", best->measurement.median_ms,
+               best->config.to_string(), best->index, data ? fmt::format(" (optimum {:.4g} ms)", data->best_ms()) : "");
   for (const auto& r : ranks)
     fmt::print("rank {}: {} measurements{}\n", r.rank, r.measured, r.reason.empty() ? "" : ", " + r.reason);
 }
@@ -518,6 +623,11 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: hold each measurement for its stored compile + benchmark time times this factor "
                   "(0: no wait)")
       ->capture_default_str();
+  cmd->add_option("--workers", args->workers,
+                  "replay: measure on this many simulated workers at once (a virtual clock holds each measurement "
+                  "for its stored compile + benchmark time), as a farm would")
+      ->capture_default_str()
+      ->needs(replay);
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   cmd->add_flag("--json", args->json, "print JSON");
@@ -526,7 +636,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
 #if defined(GPUFORECAST_HAVE_MPI)
   cmd->add_flag("--mpi", args->mpi,
                 "run as a measurement farm under mpirun: rank 0 searches, the other ranks measure (with --replay: "
-                "replay, answering the stored median)");
+                "replay, answering the stored median; with --kernel: on their GPUs, compiling what they measure)");
   cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout,
                   "--mpi: seconds a worker holding a candidate may stay silent before it is taken as lost")
       ->capture_default_str();
@@ -543,6 +653,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
     if (!std::isfinite(args->time_scale) || args->time_scale < 0)
       throw gpuforecast::invalid_argument_error(
           fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
+    if (args->workers == 0) throw gpuforecast::invalid_argument_error("--workers must be at least 1");
     if (args->time_scale > 0 && args->replay.empty())
       throw gpuforecast::invalid_argument_error("--time-scale slows a replay down: it needs --replay");
 #if defined(GPUFORECAST_HAVE_MPI)

@@ -9,7 +9,8 @@ namespace gpuforecast GPUFORECAST_API {
 
 class FarmSession {
  public:
-  // Initialises MPI (funnelled threads: only the thread that made the session calls MPI).
+  // Initialises MPI (serialised threads: rank 0's coordinator does its MPI on a thread of its
+  // own; never two threads at once).
   FarmSession();
   // Finalises MPI, unless a rank was lost: then MPI's finalise would wait on it forever, so the
   // process leaves without it and mpirun ends the job with a non-zero status (the results have

@@ -23,6 +23,10 @@ using FarmMeasureFunction = std::function<std::vector<Measurement>(std::span<con
 // `prototype` gives kernel, device, problem size and spec; rank 0 sends only configurations.
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options = {});
 
+// A worker rank that cannot measure (no CUDA driver, no GPU) tells rank 0 why instead of saying
+// hello, and takes no work; rank 0 reports the reason.
+void refuse_farm(const std::string& reason);
+
 template <Benchmarker B>
 void serve_farm(B& benchmarker, const Candidate& prototype, const FarmWorkerOptions& options = {}) {
   serve_farm([&benchmarker](std::span<const Candidate> c) { return benchmarker.measure(c); }, prototype, options);

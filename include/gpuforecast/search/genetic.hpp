@@ -8,6 +8,11 @@
 //   rank index, uniform crossover giving two complementary children, each child replaced with
 //   probability mutation_rate by a random valid single-parameter change (to any value), invalid
 //   or duplicate children discarded, no elites, at most max_generations generations.
+// With several workers (an AsyncBenchmarker) the elitist variant breeds the next generation's
+// children from the members measured so far as soon as a worker is free and this generation is
+// all handed over; members still in flight are not bred again and stay in the population. With
+// one worker it is the generational algorithm above, draw for draw. The kernel_tuner variant
+// stays generational (its generations are what it reproduces).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,6 +1,7 @@
 #pragma once
 // Random search: distinct valid configurations drawn uniformly until the budget ends.
-// The baseline every other strategy must beat.
+// The baseline every other strategy must beat. With several workers (an AsyncBenchmarker) each
+// free worker gets the next draw at once, never one already measured or in flight.
 #include <cstdint>
 
 #include "gpuforecast/core/concepts.hpp"

@@ -66,6 +66,9 @@ struct ReplayExperiment {
   // Each replayed measurement holds for its stored compile + benchmark time times this factor
   // (ReplayOptions::time_scale; 0: no wait).
   double time_scale = 0;
+  // Virtual workers measuring at once (SimulatedFarm: each replayed measurement holds a worker
+  // for its stored compile + benchmark time on a virtual clock). 1: the plain sequential search.
+  std::size_t workers = 1;
 };
 
 struct ReplayRun {
@@ -73,6 +76,10 @@ struct ReplayRun {
   Trace trace;
   std::vector<double> curve;  // fraction of optimum after 1..budget measurements
   double strategy_seconds = 0;  // wall time of the run
+  // With several workers: virtual seconds until the last measurement landed, and the workers'
+  // share of that time spent measuring.
+  double virtual_seconds = 0;
+  double utilisation = 0;
 };
 
 struct ReplayResult {

@@ -4,15 +4,18 @@
 // still count as measurements of the run. A deterministic strategy with the same seed then asks
 // for the same configurations in the same order, so it goes on exactly where it stopped.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
+#include "gpuforecast/search/async_benchmarker.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -36,7 +39,8 @@ class StoredMeasurements {
 // A Benchmarker that serves what `earlier` holds and measures the rest with `inner`. When the
 // inner benchmarker draws from a random stream and can move past candidates without measuring
 // them (ReplayBenchmarker::advance_past), it is moved past the served ones, so that what it
-// measures afterwards is what it would have measured in an uninterrupted run.
+// measures afterwards is what it would have measured in an uninterrupted run. When the inner
+// benchmarker is an AsyncBenchmarker (a farm), so is this: served candidates land at once.
 template <Benchmarker B>
 class ResumedBenchmarker {
  public:
@@ -66,6 +70,37 @@ class ResumedBenchmarker {
     return out;
   }
 
+  [[nodiscard]] std::size_t workers() const
+    requires AsyncBenchmarker<B>
+  {
+    return m_inner.workers();
+  }
+  [[nodiscard]] std::uint64_t submit(const Candidate& candidate)
+    requires AsyncBenchmarker<B>
+  {
+    const std::uint64_t ticket = m_next_ticket++;
+    if (const Measurement* stored = m_stored->find(candidate.config)) {
+      m_served_landed.push_back(Landed{ticket, *stored});
+      ++*m_served;
+    } else {
+      m_inner_ticket.emplace(m_inner.submit(candidate), ticket);
+    }
+    return ticket;
+  }
+  [[nodiscard]] std::vector<Landed> wait_any()
+    requires AsyncBenchmarker<B>
+  {
+    if (!m_served_landed.empty()) return std::exchange(m_served_landed, {});
+    auto landed = m_inner.wait_any();
+    for (auto& l : landed) {
+      const auto it = m_inner_ticket.find(l.ticket);
+      if (it == m_inner_ticket.end()) throw error("resumed benchmarker: the inner benchmarker returned an unknown ticket");
+      l.ticket = it->second;
+      m_inner_ticket.erase(it);
+    }
+    return landed;
+  }
+
   // Answered from the cache so far. Copies share the count: pass one into a SearchContext and
   // read the count from the original.
   [[nodiscard]] std::size_t served() const noexcept { return *m_served; }
@@ -75,6 +110,9 @@ class ResumedBenchmarker {
   B m_inner;
   std::shared_ptr<const StoredMeasurements> m_stored;
   std::shared_ptr<std::size_t> m_served = std::make_shared<std::size_t>(0);
+  std::uint64_t m_next_ticket = 0;
+  std::vector<Landed> m_served_landed;
+  std::unordered_map<std::uint64_t, std::uint64_t> m_inner_ticket;  // inner ticket -> ours
 };
 
 }  // namespace gpuforecast

@@ -6,7 +6,9 @@
 //   acquisition      how a forecast is valued (optimistic cost, with its schedule)
 //   batch selection  which ranked proposals are measured (local moves, diversity, exploration)
 // A SelectivePredictor forecasts every proposal; after the round's measurements it learns from
-// them before the next round.
+// them before the next round. With several workers (an AsyncBenchmarker) a round is chosen
+// whenever a worker frees up, as large as the free workers, from what has landed so far; the
+// candidates in flight are not proposed again and keep the round's picks away from them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -57,6 +59,7 @@ class SurrogateFilteredSearch {
   [[nodiscard]] const SurrogateFilteredOptions& options() const noexcept { return m_options; }
 
  private:
+  void run_async(SearchContext& ctx);
   SelectiveModel m_model;
   SurrogateFilteredOptions m_options;
 };

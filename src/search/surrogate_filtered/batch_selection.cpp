@@ -64,8 +64,9 @@ class Batch {
     return true;
   }
   // The picks so far constrain the diverse ones that follow.
-  void spread_from_chosen() {
-    for (const auto& c : chosen) m_genes.push_back(m_ix.indices(c));
+  void spread_from_chosen() { spread_from(chosen); }
+  void spread_from(std::span<const Config> configs) {
+    for (const auto& c : configs) m_genes.push_back(m_ix.indices(c));
   }
   [[nodiscard]] bool taken(std::size_t i) const { return m_taken[i] != 0; }
   [[nodiscard]] bool diverse() const { return m_distance > 1; }
@@ -165,6 +166,7 @@ std::vector<Config> select_batch(const TuningSpace& space, const Proposals& prop
   pick_local_moves(batch, order, parent_of, proposals.neighbour_parents, std::min(o.local_moves, m - std::min(m, n_explore)),
                    decisions, acquisition.max_p_fail);
   batch.spread_from_chosen();
+  batch.spread_from(state.in_flight);
   const std::size_t exploit_limit = m - std::min(m, n_explore);
   if (current != base && o.steady_picks > 0)
     pick_steady(batch, order, o.steady_picks, exploit_limit, decisions, base, acquisition.max_p_fail);

@@ -48,6 +48,9 @@ struct BatchSelectionOptions {
 struct RoundState {
   std::size_t measurements = 0;     // to select this round
   std::size_t stagnant_rounds = 0;  // rounds since the best improved
+  // Candidates still being measured (several workers): the diverse picks keep batch_distance
+  // away from them too, as they do from each other.
+  std::span<const Config> in_flight = {};
 };
 
 // At most state.measurements of `proposals`, ranked by `decisions` (one per proposal).
