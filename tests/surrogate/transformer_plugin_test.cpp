@@ -51,7 +51,7 @@ void check_round_trip(const std::string& name, std::uint64_t seed, const std::ve
   save_surrogate(path, s, TrainingSummary::of(obs));
   const auto loaded = load_surrogate(path);
   std::filesystem::remove(path);
-  CHECK(loaded.kind() == name);
+  CHECK(loaded.kind() == (name == "default" ? default_surrogate_name() : name));
   std::vector<Candidate> cands;
   for (std::size_t i = 0; i < obs.size(); i += 50) cands.push_back(obs[i].candidate);
   const auto a = s.predict(cands), b = loaded.predict(cands);
@@ -64,11 +64,12 @@ void check_round_trip(const std::string& name, std::uint64_t seed, const std::ve
 
 }  // namespace
 
-TEST_CASE("transformer library: forest and XGBoost models never map libtorch") {
+TEST_CASE("transformer library: forest, XGBoost and the default models never map libtorch") {
   const auto obs = conv(1500);
   check_round_trip("forest", 1, obs);
 #if GPUFORECAST_HAVE_XGBOOST
   check_round_trip("xgboost", 1, obs);
+  check_round_trip("default", 1, obs);
 #endif
   check_round_trip("ridge", 1, obs);
   CHECK_FALSE(has_surrogate_kind("transformer"));
@@ -123,10 +124,10 @@ TEST_CASE("transformer library: loaded on demand from beside libgpuforecast.so")
   const auto loaded = load_surrogate(path);
   std::filesystem::remove(path);
   CHECK(loaded.kind() == "transformer");
-  // The default ensemble holds one.
-  const auto def = make_surrogate("default", 1);
-  REQUIRE(def.get<AnyEnsemble>() != nullptr);
-  const auto& members = def.get<AnyEnsemble>()->members();
+  // The "ensemble" of a libtorch build holds one.
+  const auto blend = make_surrogate("ensemble", 1);
+  REQUIRE(blend.get<AnyEnsemble>() != nullptr);
+  const auto& members = blend.get<AnyEnsemble>()->members();
   CHECK(std::any_of(members.begin(), members.end(), [](const AnySurrogate& m) { return m.kind() == "transformer"; }));
 #else
   CHECK_FALSE(listed);
