@@ -93,13 +93,11 @@ FlatTrees FlatTrees::from_xgboost_json(std::string_view json, std::size_t expect
     if (objective == "binary:logistic") f.m_base = static_cast<float>(std::log(base_score / (1 - base_score)));
     else if (objective == "reg:squarederror") f.m_base = static_cast<float>(base_score);
     else bad_model("has objective " + objective + ", which flat trees do not evaluate");
-    f.m_feature.assign(f.m_trees * f.internal_per_tree(), 0);
-    f.m_threshold.assign(f.m_trees * f.internal_per_tree(), always_left);
+    f.m_split.assign(f.m_trees * f.internal_per_tree(), Split{0, always_left});
     f.m_leaf.assign(f.m_trees * f.leaves_per_tree(), 0.0f);
     for (std::size_t t = 0; t < trees.size(); ++t) {
       const JsonTree& src = trees[t];
-      std::uint32_t* feature = f.m_feature.data() + t * f.internal_per_tree();
-      float* threshold = f.m_threshold.data() + t * f.internal_per_tree();
+      Split* split = f.m_split.data() + t * f.internal_per_tree();
       float* leaf = f.m_leaf.data() + t * f.leaves_per_tree();
       // Walk every complete-tree slot, carrying the XGBoost node it stands for: below a real leaf
       // the padding splits keep going left, and the leaf's value fills the slots it covers.
@@ -123,8 +121,7 @@ FlatTrees FlatTrees::from_xgboost_json(std::string_view json, std::size_t expect
           stack.push_back({2 * s.slot + 2, s.node, s.level + 1});
           continue;
         }
-        feature[s.slot] = src.feature[node];
-        threshold[s.slot] = src.condition[node];
+        split[s.slot] = {src.feature[node], src.condition[node]};
         stack.push_back({2 * s.slot + 1, src.left[node], s.level + 1});
         stack.push_back({2 * s.slot + 2, src.right[node], s.level + 1});
       }
@@ -150,22 +147,23 @@ void FlatTrees::predict(std::span<const float> x, std::size_t rows, std::span<fl
   for (std::size_t r0 = 0; r0 < rows; r0 += block) {
     const std::size_t r1 = std::min(rows, r0 + block);
     for (std::size_t t = 0; t < m_trees; ++t) {
-      const std::uint32_t* feature = m_feature.data() + t * internal;
-      const float* threshold = m_threshold.data() + t * internal;
+      const Split* split = m_split.data() + t * internal;
       const float* leaf = m_leaf.data() + t * leaves;
       std::size_t r = r0;
       for (; r + lanes <= r1; r += lanes) {
         const float* row = x.data() + r * m_features;
         std::size_t i[lanes] = {};
         for (int d = 0; d < m_depth; ++d)
-          for (std::size_t k = 0; k < lanes; ++k)
-            i[k] = 2 * i[k] + 1 + static_cast<std::size_t>(row[k * m_features + feature[i[k]]] >= threshold[i[k]]);
+          for (std::size_t k = 0; k < lanes; ++k) {
+            const Split s = split[i[k]];
+            i[k] = 2 * i[k] + 1 + static_cast<std::size_t>(row[k * m_features + s.feature] >= s.threshold);
+          }
         for (std::size_t k = 0; k < lanes; ++k) out[r + k] += leaf[i[k] - internal];
       }
       for (; r < r1; ++r) {
         const float* row = x.data() + r * m_features;
         std::size_t i = 0;
-        for (int d = 0; d < m_depth; ++d) i = 2 * i + 1 + static_cast<std::size_t>(row[feature[i]] >= threshold[i]);
+        for (int d = 0; d < m_depth; ++d) i = 2 * i + 1 + static_cast<std::size_t>(row[split[i].feature] >= split[i].threshold);
         out[r] += leaf[i - internal];
       }
     }
@@ -173,7 +171,7 @@ void FlatTrees::predict(std::span<const float> x, std::size_t rows, std::span<fl
 }
 
 std::size_t FlatTrees::bytes() const noexcept {
-  return m_feature.size() * sizeof(std::uint32_t) + (m_threshold.size() + m_leaf.size()) * sizeof(float);
+  return m_split.size() * sizeof(Split) + m_leaf.size() * sizeof(float);
 }
 
 void FlatTrees::save(ArchiveWriter& w) const {
@@ -182,8 +180,13 @@ void FlatTrees::save(ArchiveWriter& w) const {
   w.u64(m_features);
   w.u32(static_cast<std::uint32_t>(m_depth));
   w.f64(m_base);
-  w.f32s(std::vector<float>(m_feature.begin(), m_feature.end()));  // exact below 2^24 features
-  w.f32s(m_threshold);
+  std::vector<float> feature, threshold;
+  for (const Split& s : m_split) {
+    feature.push_back(static_cast<float>(s.feature));  // exact below 2^24 features
+    threshold.push_back(s.threshold);
+  }
+  w.f32s(feature);
+  w.f32s(threshold);
   w.f32s(m_leaf);
 }
 
@@ -197,16 +200,17 @@ FlatTrees FlatTrees::load(ArchiveReader& r) {
   f.m_depth = static_cast<int>(depth);
   f.m_base = static_cast<float>(r.f64());
   const auto feature = r.f32s();
-  f.m_threshold = r.f32s();
+  const auto threshold = r.f32s();
   f.m_leaf = r.f32s();
   if (f.m_trees > (std::size_t{1} << 24)) r.fail("flat trees: implausible tree count");
-  if (feature.size() != f.m_trees * f.internal_per_tree() || f.m_threshold.size() != feature.size() ||
+  if (feature.size() != f.m_trees * f.internal_per_tree() || threshold.size() != feature.size() ||
       f.m_leaf.size() != f.m_trees * f.leaves_per_tree())
     r.fail("flat trees: stored arrays do not match the tree count and depth");
-  f.m_feature.reserve(feature.size());
-  for (const float v : feature) {
+  f.m_split.reserve(feature.size());
+  for (std::size_t i = 0; i < feature.size(); ++i) {
+    const float v = feature[i];
     if (!(v >= 0) || static_cast<double>(v) >= static_cast<double>(f.m_features)) r.fail("flat trees: split feature out of range");
-    f.m_feature.push_back(static_cast<std::uint32_t>(v));
+    f.m_split.push_back({static_cast<std::uint32_t>(v), threshold[i]});
   }
   return f;
 }

@@ -42,9 +42,14 @@ class FlatTrees {
   std::size_t m_features = 0;
   int m_depth = 0;
   float m_base = 0;
-  std::vector<std::uint32_t> m_feature;  // trees x internal_per_tree()
-  std::vector<float> m_threshold;        // same shape; +inf: always left
-  std::vector<float> m_leaf;             // trees x leaves_per_tree()
+  // A split's feature and threshold side by side: one load brings both (the walk is bound by
+  // its loads). threshold +inf: always left.
+  struct Split {
+    std::uint32_t feature;
+    float threshold;
+  };
+  std::vector<Split> m_split;  // trees x internal_per_tree()
+  std::vector<float> m_leaf;   // trees x leaves_per_tree()
 };
 
 }  // namespace gpuforecast::detail

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/compact.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/gaussian_process.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
@@ -194,6 +195,33 @@ TEST_CASE("xgboost surrogate") {
   b.fit(obs);
   const auto c = test::candidates_of(obs);
   CHECK(medians(a.predict(c)) == medians(b.predict(c)));
+}
+
+TEST_CASE("compact surrogate") {
+  CompactOptions quick;  // fewer rounds keep the test fast; the defaults are measured in benchmarks/
+  quick.rounds = 150;
+  quick.eta = 0.1;
+  check_surrogate(CompactSurrogate(quick), 0.9);
+  // A handful of observations: no held-out fifth, still forecasts.
+  const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
+  std::vector<Observation> few;
+  for (const auto& o : obs)
+    if (o.measurement.ok() && few.size() < 5) few.push_back(o);
+  CompactSurrogate small(quick);
+  small.fit(few);
+  const auto f = small.predict(test::candidates_of(obs));
+  CHECK(std::all_of(f.begin(), f.end(), [](const Forecast& x) { return x.median_ms > 0 && x.lower_ms <= x.upper_ms; }));
+}
+#endif
+
+#if GPUFORECAST_HAVE_XGBOOST
+TEST_CASE("compact: only failures cannot be fitted") {
+  std::vector<Observation> failed;
+  for (const auto& o : test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0))
+    if (!o.measurement.ok()) failed.push_back(o);
+  REQUIRE(!failed.empty());
+  CompactSurrogate c;
+  CHECK_THROWS_AS(c.fit(failed), invalid_argument_error);
 }
 #endif
 
