@@ -9,9 +9,9 @@
 #include <optional>
 #include <numeric>
 #include <random>
-#include <thread>
 
 #include "boosting.hpp"
+#include "common/parallel_indices.hpp"
 #include "compact_weights.hpp"
 #include "flat_trees.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -109,9 +109,10 @@ detail::TrainingRows unpack_rows(const std::string& packed, const std::string& o
   return rows;
 }
 
-detail::BoostingParams boosting(const CompactOptions& o, std::uint64_t seed) {
-  detail::BoostingParams p;
+XgboostOptions boosting(const CompactOptions& o, std::uint64_t seed) {
+  XgboostOptions p;
   p.rounds = o.rounds;
+  p.failure_rounds = o.failure_rounds;
   p.eta = o.eta;
   p.max_depth = o.max_depth;
   p.min_child_weight = o.min_child_weight;
@@ -209,25 +210,10 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
     launch(probe_fit, member_seed(o.seed, o.members));
   }
 
-  // Run the jobs on as many threads as there are cores, in a fixed assignment (results do not
-  // depend on the thread count: each job is one deterministic fit).
-  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(jobs.size(), std::thread::hardware_concurrency()));
+  // Each job is one deterministic fit: the results do not depend on the thread count.
   std::vector<std::optional<detail::FlatTrees>> fitted(jobs.size());
-  {
-    std::vector<std::thread> pool;
-    std::vector<std::exception_ptr> errors(threads);
-    for (std::size_t t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        try {
-          for (std::size_t j = t; j < jobs.size(); j += threads) fitted[j] = jobs[j]();
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    for (auto& th : pool) th.join();
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
-  }
+  detail::parallel_for_each_index(jobs.size(), detail::parallel_threads(jobs.size(), 0),
+                                  [&](std::size_t j) { fitted[j] = jobs[j](); });
   s.members.clear();
   for (std::size_t m = 0; m < o.members; ++m) s.members.push_back(std::move(*fitted[m]));
 
@@ -251,9 +237,7 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
   if (failed >= 3 && ok.size() >= 3) {
     std::vector<float> label(rows.rows());
     for (std::size_t i = 0; i < rows.rows(); ++i) label[i] = rows.ok(i) ? 0.0f : 1.0f;
-    auto params = boosting(o, member_seed(o.seed, o.members + 1));
-    params.rounds = o.failure_rounds;
-    s.failure = detail::boost_flat_trees(x_all, c, label, params, true);
+    s.failure = detail::boost_flat_trees(x_all, c, label, boosting(o, member_seed(o.seed, o.members + 1)), true);
   }
   if (o.keep_training_rows) s.packed_rows = pack_rows(rows);
 }
@@ -389,26 +373,15 @@ constexpr std::size_t rows_per_thread = 1024;
 std::vector<Forecast> CompactSurrogate::predict(std::span<const Candidate> candidates) const {
   if (!m_state) throw invalid_argument_error("compact surrogate: predict() before fit()");
   const std::size_t n = candidates.size();
-  const std::size_t threads =
-      std::clamp<std::size_t>(n / rows_per_thread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  const unsigned threads = detail::parallel_threads(n / rows_per_thread, 0);
   if (threads == 1) return predict_rows(*m_state, candidates);
   // Contiguous slices, one per thread; each row's forecast is the same whichever slice holds it.
   std::vector<std::vector<Forecast>> parts(threads);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
   const std::size_t step = (n + threads - 1) / threads;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        const std::size_t b = std::min(n, t * step), e = std::min(n, b + step);
-        parts[t] = predict_rows(*m_state, candidates.subspan(b, e - b));
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  detail::parallel_for_each_index(threads, static_cast<unsigned>(threads), [&](std::size_t t) {
+    const std::size_t b = std::min(n, t * step), e = std::min(n, b + step);
+    parts[t] = predict_rows(*m_state, candidates.subspan(b, e - b));
+  });
   std::vector<Forecast> out;
   out.reserve(n);
   for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -427,26 +400,13 @@ void CompactSurrogate::save(ArchiveWriter& w) const {
   const State& s = *m_state;
   const auto& o = m_options;
   detail::write_tag(w, "compact", 1);
-  w.u64(o.members);
-  w.u32(static_cast<std::uint32_t>(o.rounds));
-  w.f64(o.eta);
-  w.u32(static_cast<std::uint32_t>(o.max_depth));
-  w.f64(o.min_child_weight);
-  w.f64(o.subsample);
-  w.f64(o.colsample_bytree);
-  w.f64(o.lambda);
-  w.u32(static_cast<std::uint32_t>(o.failure_rounds));
-  w.f64(o.holdout_fraction);
-  w.f64(o.fast_weight);
-  w.f64(o.fast_scale);
-  w.u64(o.fast_min_group);
-  w.f64(o.group_balance);
-  w.f64(o.max_group_weight);
-  w.str(o.teacher);
-  w.f64(o.synthetic_per_observation);
-  w.u64(o.max_synthetic);
-  w.f64(o.swap_probability);
-  w.u32(o.keep_training_rows ? 1 : 0);
+  // The options as their table writes them (NAME=VALUE), then what the table does not hold.
+  const auto options = compact_options_table().write(o);
+  w.u64(options.size());
+  for (const auto& [name, value] : options) {
+    w.str(name);
+    w.str(value);
+  }
   w.u64(o.seed);
   w.u64(o.encoder.max_one_hot);
   s.base.encoder.save(w);
@@ -465,26 +425,16 @@ void CompactSurrogate::save(ArchiveWriter& w) const {
 CompactSurrogate CompactSurrogate::load(ArchiveReader& r) {
   detail::expect_tag(r, "compact", 1);
   CompactOptions o;
-  o.members = r.u64();
-  o.rounds = static_cast<int>(r.u32());
-  o.eta = r.f64();
-  o.max_depth = static_cast<int>(r.u32());
-  o.min_child_weight = r.f64();
-  o.subsample = r.f64();
-  o.colsample_bytree = r.f64();
-  o.lambda = r.f64();
-  o.failure_rounds = static_cast<int>(r.u32());
-  o.holdout_fraction = r.f64();
-  o.fast_weight = r.f64();
-  o.fast_scale = r.f64();
-  o.fast_min_group = r.u64();
-  o.group_balance = r.f64();
-  o.max_group_weight = r.f64();
-  o.teacher = r.str();
-  o.synthetic_per_observation = r.f64();
-  o.max_synthetic = r.u64();
-  o.swap_probability = r.f64();
-  o.keep_training_rows = r.u32() != 0;
+  const auto count = r.u64();
+  if (count > 1000) r.fail("compact: implausible option count");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::string name = r.str(), value = r.str();
+    try {
+      compact_options_table().set(o, name, value);  // ranges checked as for --option
+    } catch (const std::exception& e) {
+      r.fail(std::string("compact: stored option: ") + e.what());
+    }
+  }
   o.seed = r.u64();
   o.encoder.max_one_hot = r.u64();
   try {
@@ -492,7 +442,6 @@ CompactSurrogate CompactSurrogate::load(ArchiveReader& r) {
   } catch (const std::exception& e) {
     r.fail(std::string("compact: stored options are invalid: ") + e.what());
   }
-  if (o.members > 1000) r.fail("compact: implausible member count");
   CompactSurrogate out(o);
   auto s = std::make_shared<State>();
   s->base.encoder = FeatureEncoder::load(r);

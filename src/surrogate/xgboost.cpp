@@ -200,23 +200,10 @@ std::shared_ptr<Booster> load_booster(ArchiveReader& r, const std::string& blob)
 
 namespace detail {
 
-bool can_boost() noexcept { return true; }
-
 FlatTrees boost_flat_trees(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
-                           const BoostingParams& p, bool classifier, std::vector<double>* xgboost_predictions,
+                           const XgboostOptions& o, bool classifier, std::vector<double>* xgboost_predictions,
                            const std::vector<float>* weights) {
   if (weights && weights->size() != y.size()) throw invalid_argument_error("boosting: one weight per row is needed");
-  XgboostOptions o;
-  o.rounds = classifier ? 1 : p.rounds;
-  o.failure_rounds = p.rounds;
-  o.eta = p.eta;
-  o.max_depth = p.max_depth;
-  o.min_child_weight = p.min_child_weight;
-  o.subsample = p.subsample;
-  o.colsample_bytree = p.colsample_bytree;
-  o.lambda = p.lambda;
-  o.seed = p.seed;
-  o.threads = p.threads;
   const auto booster = boost(x, cols, y, o, classifier, weights);
   if (xgboost_predictions) *xgboost_predictions = booster->predict(DMatrix(x, y.size(), cols));
   bst_ulong len = 0;

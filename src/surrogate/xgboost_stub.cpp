@@ -24,8 +24,7 @@ void XgboostSurrogate::save(ArchiveWriter&) const { absent(); }
 XgboostSurrogate XgboostSurrogate::load(ArchiveReader&) { absent(); }
 
 namespace detail {
-bool can_boost() noexcept { return false; }
-FlatTrees boost_flat_trees(const std::vector<float>&, std::size_t, const std::vector<float>&, const BoostingParams&,
+FlatTrees boost_flat_trees(const std::vector<float>&, std::size_t, const std::vector<float>&, const XgboostOptions&,
                            bool, std::vector<double>*, const std::vector<float>*) {
   throw invalid_argument_error("training boosted trees needs XGBoost, which is not in this build (install "
                                "libxgboost-dev and reconfigure); models trained elsewhere load and forecast without it");

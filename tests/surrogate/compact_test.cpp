@@ -71,7 +71,7 @@ TEST_CASE("flat trees give XGBoost's own predictions", "[surrogate][compact]") {
   }
   REQUIRE(y.size() > 300);
   for (const int depth : {3, 7, 9}) {
-    detail::BoostingParams p;
+    XgboostOptions p;
     p.rounds = 60;
     p.max_depth = depth;
     p.seed = 2;
@@ -99,8 +99,8 @@ TEST_CASE("flat trees give XGBoost's own predictions", "[surrogate][compact]") {
   // A classifier's margin, through the logistic, is XGBoost's probability.
   std::vector<float> label(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) label[i] = y[i] > y[y.size() / 2] ? 1.0f : 0.0f;
-  detail::BoostingParams p;
-  p.rounds = 40;
+  XgboostOptions p;
+  p.failure_rounds = 40;
   std::vector<double> reference;
   const auto classifier = detail::boost_flat_trees(x, cols, label, p, true, &reference);
   std::vector<float> margin(y.size());
