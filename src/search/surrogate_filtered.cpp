@@ -59,6 +59,34 @@ SurrogateFilteredOptions llm_preset() {
   return o;
 }
 
+// Gives the model the observations that landed since the last call.
+void learn_new_observations(SelectiveModel& model, const SearchContext& ctx, std::size_t& learned) {
+  const auto& obs = ctx.observations();
+  if (learned < obs.size()) {
+    model.update(std::span<const Observation>(obs).subspan(learned));
+    learned = obs.size();
+  }
+}
+
+// The round's picks among the proposals: at random until the model is ready, then by its
+// decisions (acquisition and batch selection).
+std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Proposals proposals,
+                                 const RoundState& state, const OptimismSchedule& optimism,
+                                 const SurrogateFilteredOptions& o, std::mt19937_64& rng) {
+  if (!model.ready()) {
+    std::vector<Config> chosen = std::move(proposals.configs);
+    std::shuffle(chosen.begin(), chosen.end(), rng);
+    chosen.resize(std::min(chosen.size(), state.measurements));
+    return chosen;
+  }
+  std::vector<Candidate> candidates;
+  candidates.reserve(proposals.configs.size());
+  for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
+  const auto decisions = model.decide(candidates);
+  if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
+  return select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
+}
+
 }  // namespace
 
 SurrogateFilteredOptions surrogate_filtered_preset(std::string_view name) {
@@ -85,14 +113,8 @@ SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, Surrogate
 void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
-  std::size_t learned = 0;
-  auto learn = [&] {
-    const auto& obs = ctx.observations();
-    if (learned < obs.size()) {
-      m_model.update(std::span<const Observation>(obs).subspan(learned));
-      learned = obs.size();
-    }
-  };
+  std::size_t learned = 0;  // observations already given to the model
+  auto learn = [&] { learn_new_observations(m_model, ctx, learned); };
   std::deque<Config> queued;  // chosen, waiting for a free worker
   if (o.initial.samples > 0) {
     auto initial = choose_initial_design(ctx, m_model, o.initial, rng());
@@ -123,21 +145,8 @@ void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
         continue;
       }
       empty_rounds = 0;
-      std::vector<Config> chosen;
-      if (!m_model.ready()) {
-        chosen = std::move(proposals.configs);
-        std::shuffle(chosen.begin(), chosen.end(), rng);
-        chosen.resize(std::min(chosen.size(), m));
-      } else {
-        std::vector<Candidate> candidates;
-        candidates.reserve(proposals.configs.size());
-        for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
-        const auto decisions = m_model.decide(candidates);
-        if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-        const auto pending = ctx.in_flight_configs();
-        chosen = select_batch(ctx.space(), proposals, decisions, {m, stagnant_rounds, pending}, optimism, o.acquisition,
-                              o.selection, rng);
-      }
+      const auto pending = ctx.in_flight_configs();
+      const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds, pending}, optimism, o, rng);
       queued.assign(chosen.begin(), chosen.end());
     }
     if (ctx.in_flight() == 0) break;
@@ -151,13 +160,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
-  auto learn = [&] {
-    const auto& obs = ctx.observations();
-    if (learned < obs.size()) {
-      m_model.update(std::span<const Observation>(obs).subspan(learned));
-      learned = obs.size();
-    }
-  };
+  auto learn = [&] { learn_new_observations(m_model, ctx, learned); };
 
   if (o.initial.samples > 0) (void)ctx.evaluate(choose_initial_design(ctx, m_model, o.initial, rng()));
   const OptimismSchedule optimism(o.acquisition, ctx.trace());
@@ -175,20 +178,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     }
     empty_rounds = 0;
 
-    std::vector<Config> chosen;
-    if (!m_model.ready()) {
-      chosen = std::move(proposals.configs);
-      std::shuffle(chosen.begin(), chosen.end(), rng);
-      chosen.resize(std::min(chosen.size(), m));
-    } else {
-      std::vector<Candidate> candidates;
-      candidates.reserve(proposals.configs.size());
-      for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
-      const auto decisions = m_model.decide(candidates);
-      if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-      chosen = select_batch(ctx.space(), proposals, decisions, {m, stagnant_rounds}, optimism, o.acquisition, o.selection,
-                            rng);
-    }
+    const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds}, optimism, o, rng);
     const double best_before = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
     (void)ctx.evaluate(chosen);
     const double best_after = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
