@@ -10,6 +10,7 @@
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "support/data.hpp"
+#include "support/process.hpp"
 
 using namespace gpuforecast;
 
@@ -22,12 +23,7 @@ struct Temp {
   ~Temp() { std::filesystem::remove_all(dir); }
 };
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::text_of;
 
 // The real file's header with no entries, and its entries to append.
 struct Source {

@@ -21,27 +21,15 @@
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
+#include "data/temp_dir.hpp"
 #include "support/data.hpp"
-
-extern char** environ;
+#include "support/process.hpp"
 
 using namespace gpuforecast;
 
 namespace {
 
-struct Temp {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("gpuforecast_farm_test_" + std::to_string(::getpid()));
-  Temp() { std::filesystem::create_directories(dir); }
-  ~Temp() { std::filesystem::remove_all(dir); }
-};
-
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::text_of;
 
 // Runs `mpirun -np RANKS gpuforecast search ARGS... --mpi` to its end, output into `log`;
 // returns the exit status (128 + signal when mpirun itself was killed).
@@ -51,18 +39,7 @@ int run_farm(int ranks, const std::vector<std::string>& args, const std::string&
   all.insert(all.end(), {GPUFORECAST_CLI_PATH, "search"});
   all.insert(all.end(), args.begin(), args.end());
   all.emplace_back("--mpi");
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  INFO("cannot start " << all[0]);
-  REQUIRE(rc == 0);
+  const pid_t pid = test::spawn_with_log(all, log);
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -94,9 +71,9 @@ void same_measurements(const T4File& a, const T4File& b) {
 }  // namespace
 
 TEST_CASE("three replay ranks measure what one does and share the work", "[farm][mpi]") {
-  Temp tmp;
-  const std::string log = (tmp.dir / "log.txt").string();
-  const std::string one = (tmp.dir / "one.t4.json").string(), three = (tmp.dir / "three.t4.json").string();
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
+  const std::string one = (tmp.path() / "one.t4.json").string(), three = (tmp.path() / "three.t4.json").string();
   // A random search draws its 30 configurations at once; the farm hands each rank one per call.
   REQUIRE(run_farm(2, search_args({"--trace", one, "--option", "batch=3"}), log) == 0);
   REQUIRE(run_farm(4, search_args({"--trace", three, "--json"}), log) == 0);
@@ -116,10 +93,10 @@ TEST_CASE("three replay ranks measure what one does and share the work", "[farm]
 
 TEST_CASE("a rank that stops answering is dropped and the search ends on the others without losing a measurement",
           "[farm][mpi]") {
-  Temp tmp;
-  const std::string log = (tmp.dir / "log.txt").string();
-  const std::string full = (tmp.dir / "full.t4.json").string(), hung = (tmp.dir / "hung.t4.json").string();
-  const std::string cache = (tmp.dir / "hung.json").string();
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
+  const std::string full = (tmp.path() / "full.t4.json").string(), hung = (tmp.path() / "hung.t4.json").string();
+  const std::string cache = (tmp.path() / "hung.json").string();
   REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
   // Rank 2 takes its fourth candidate and goes silent; after two seconds without a heartbeat
   // rank 0 gives the candidate to another rank. The hung rank never ends, so neither can MPI
@@ -136,10 +113,10 @@ TEST_CASE("a rank that stops answering is dropped and the search ends on the oth
 
 TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search from its cache",
           "[farm][mpi]") {
-  Temp tmp;
-  const std::string log = (tmp.dir / "log.txt").string();
-  const std::string full = (tmp.dir / "full.t4.json").string(), resumed = (tmp.dir / "resumed.t4.json").string();
-  const std::string cache = (tmp.dir / "killed.json").string();
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
+  const std::string full = (tmp.path() / "full.t4.json").string(), resumed = (tmp.path() / "resumed.t4.json").string();
+  const std::string cache = (tmp.path() / "killed.json").string();
   REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
   const T4File reference = read_t4(full);
   // Rank 2 dies (SIGKILL) after its third result; Open MPI then ends every rank of the job.
@@ -168,8 +145,8 @@ TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search f
 }
 
 TEST_CASE("a farm that cannot run ends every rank with the reason instead of waiting", "[farm][mpi]") {
-  Temp tmp;
-  const std::string log = (tmp.dir / "log.txt").string();
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
   CHECK(run_farm(1, search_args({}), log) != 0);
   CHECK_THAT(text_of(log), Catch::Contains("rank 0: farm: no worker rank (start it with mpirun -np 2 or more)"));
   CHECK(run_farm(3, search_args({"--farm-fault", "two:die:1"}), log) != 0);
@@ -180,8 +157,8 @@ TEST_CASE("GPU ranks that cannot measure say why, and rank 0 ends naming each ra
   // Without a CUDA driver (CI) rank 1 refuses instead of saying hello, and with no rank able to
   // measure the search ends at once, non-zero, rather than waiting for work to be done. With a
   // GPU the rank measures: the search ends normally.
-  Temp tmp;
-  const std::string log = (tmp.dir / "log.txt").string();
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
   const std::string kernel = (test::source_dir() / "examples" / "kernels" / "transpose.json").string();
   const int rc = run_farm(2, {"--kernel", kernel, "--strategy", "random", "--budget", "5", "--heartbeat-timeout", "5"}, log);
   const std::string out = text_of(log);

@@ -19,46 +19,22 @@
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
+#include "data/temp_dir.hpp"
 #include "support/data.hpp"
-
-extern char** environ;
+#include "support/process.hpp"
 
 using namespace gpuforecast;
 
 namespace {
 
-struct Temp {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("gpuforecast_search_resume_test_" + std::to_string(::getpid()));
-  Temp() { std::filesystem::create_directories(dir); }
-  ~Temp() { std::filesystem::remove_all(dir); }
-};
-
 // Starts `gpuforecast search ARGS...`, output into `log`; returns its process id.
 pid_t start_search(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> all{GPUFORECAST_CLI_PATH, "search"};
   all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  INFO("cannot start " << all[0]);
-  REQUIRE(rc == 0);
-  return pid;
+  return test::spawn_with_log(all, log);
 }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::text_of;
 
 // Runs it to the end; returns the exit status (output in `log`).
 int run_search(const std::vector<std::string>& args, const std::string& log) {
@@ -82,7 +58,7 @@ std::size_t entries_now(const std::string& path) {
 
 TEST_CASE("a search killed with SIGKILL keeps its measurements in its cache and resumes where it stopped",
           "[tools][search][resume]") {
-  Temp tmp;
+  test::TempDir tmp;
   const std::string replay = test::cache_file("convolution_milo", "A4000").string();
   const std::vector<std::string> common{"--replay", replay, "--strategy", "surrogate", "--seeds", "1",
                                         "--budget", "60", "--no-progress"};
@@ -91,18 +67,18 @@ TEST_CASE("a search killed with SIGKILL keeps its measurements in its cache and 
     out.insert(out.end(), more.begin(), more.end());
     return out;
   };
-  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string log = (tmp.path() / "log.txt").string();
 
   // The uninterrupted run.
-  const std::string full_trace = (tmp.dir / "full.t4.json").string();
-  const std::string full_cache = (tmp.dir / "full.json").string();
+  const std::string full_trace = (tmp.path() / "full.t4.json").string();
+  const std::string full_cache = (tmp.path() / "full.json").string();
   REQUIRE(run_search(with({"--trace", full_trace, "--cache", full_cache}), log) == 0);
   const T4File full = read_t4(full_trace);
   REQUIRE(full.results.size() == 60);
 
   // The same run slowed down (each measurement holds for a tenth of its stored compile and
   // benchmark time), killed once its cache holds 10 measurements.
-  const std::string cache = (tmp.dir / "run.json").string();
+  const std::string cache = (tmp.path() / "run.json").string();
   const pid_t pid = start_search(with({"--cache", cache, "--time-scale", "0.1"}), log);
   std::size_t seen = 0;
   int status = 0;
@@ -135,7 +111,7 @@ TEST_CASE("a search killed with SIGKILL keeps its measurements in its cache and 
   }
 
   // Resumed (at full speed): the same 60 measurements as the uninterrupted run, in order.
-  const std::string resumed_trace = (tmp.dir / "resumed.t4.json").string();
+  const std::string resumed_trace = (tmp.path() / "resumed.t4.json").string();
   REQUIRE(run_search(with({"--trace", resumed_trace, "--cache", cache, "--resume"}), log) == 0);
   const T4File resumed = read_t4(resumed_trace);
   REQUIRE(resumed.results.size() == full.results.size());
@@ -160,11 +136,11 @@ TEST_CASE("a search killed with SIGKILL keeps its measurements in its cache and 
 }
 
 TEST_CASE("resuming from the cache of another search is refused, naming the file", "[tools][search][resume]") {
-  Temp tmp;
+  test::TempDir tmp;
   const std::string a4000 = test::cache_file("convolution_milo", "A4000").string();
   const std::string a100 = test::cache_file("convolution_milo", "A100").string();
-  const std::string cache = (tmp.dir / "a4000.json").string();
-  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string cache = (tmp.path() / "a4000.json").string();
+  const std::string log = (tmp.path() / "log.txt").string();
   REQUIRE(run_search({"--replay", a4000, "--strategy", "random", "--seeds", "1", "--budget", "5", "--cache", cache,
                       "--no-progress"},
                      log) == 0);
@@ -179,9 +155,9 @@ TEST_CASE("resuming from the cache of another search is refused, naming the file
 }
 
 TEST_CASE("the options --cache, --resume and --time-scale reject what they cannot do", "[tools][search]") {
-  Temp tmp;
+  test::TempDir tmp;
   const std::string replay = test::cache_file("convolution_milo", "A4000").string();
-  const std::string log = (tmp.dir / "log.txt").string();
+  const std::string log = (tmp.path() / "log.txt").string();
   const std::vector<std::string> base{"--replay", replay, "--seeds", "1", "--budget", "5", "--no-progress"};
   auto fails_with = [&](std::vector<std::string> more, const std::string& words) {
     std::vector<std::string> args = base;
@@ -195,5 +171,5 @@ TEST_CASE("the options --cache, --resume and --time-scale reject what they canno
   fails_with({"--resume"}, "--cache");
   fails_with({"--time-scale", "-1"}, "--time-scale");
   fails_with({"--time-scale", "nan"}, "--time-scale");
-  fails_with({"--cache", (tmp.dir / "c.json.gz").string()}, "without .gz");
+  fails_with({"--cache", (tmp.path() / "c.json.gz").string()}, "without .gz");
 }
