@@ -104,6 +104,16 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
   return out;
 }
 
+// What one strategy of a single live or farm search is made with (first seed, model, options).
+gpuforecast::StrategySettings strategy_settings(const SearchArgs& a, const std::vector<std::string>& strategies) {
+  gpuforecast::StrategySettings settings;
+  settings.seed = a.first_seed;
+  settings.model_path = a.model;
+  settings.surrogate = a.surrogate;
+  settings.options = parse_options(a.options, strategies.front(), strategies);
+  return settings;
+}
+
 std::string trace_path_for(const std::string& base, std::size_t run, std::size_t runs) {
   if (runs == 1) return base;
   // trace.json.gz -> trace.seed3.json.gz
@@ -314,12 +324,7 @@ void live_search(const SearchArgs& a) {
   prototype.spec = std::make_shared<const KernelSpec>(t1.kernel);
   const auto strategies = split_list(a.strategy);
   if (strategies.size() != 1) throw invalid_argument_error("live search runs one --strategy at a time");
-  StrategySettings settings;
-  settings.seed = a.first_seed;
-  settings.model_path = a.model;
-  settings.surrogate = a.surrogate;
-  settings.options = parse_options(a.options, strategies.front(), strategies);
-  auto strategy = make_strategy(strategies.front(), settings);
+  auto strategy = make_strategy(strategies.front(), strategy_settings(a, strategies));
   SearchContextOptions context_options;
   context_options.progress = !a.no_progress && !a.json;
   context_options.label = fmt::format("{} on {}", strategies.front(), prototype.device->name);
@@ -490,14 +495,9 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
       prototype.device = std::make_shared<const Device>(Device::unknown(farm.device()));
     }
   }
-  StrategySettings settings;
-  settings.seed = a.first_seed;
-  settings.model_path = a.model;
-  settings.surrogate = a.surrogate;
-  settings.options = parse_options(a.options, strategies.front(), strategies);
   // With two or more worker ranks the strategies submit a candidate whenever a rank is free
   // (the coordinator is an AsyncBenchmarker), so no batch size needs choosing here.
-  auto strategy = make_strategy(strategies.front(), settings);
+  auto strategy = make_strategy(strategies.front(), strategy_settings(a, strategies));
   std::optional<CacheFile> earlier;
   if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
     earlier = read_search_cache(a.cache, search.space, prototype);
