@@ -233,12 +233,8 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
 
   s.failure_rate = detail::base_failure_rate(rows);
   s.failure.reset();
-  const std::size_t failed = rows.rows() - ok.size();
-  if (failed >= 3 && ok.size() >= 3) {
-    std::vector<float> label(rows.rows());
-    for (std::size_t i = 0; i < rows.rows(); ++i) label[i] = rows.ok(i) ? 0.0f : 1.0f;
+  if (const auto label = detail::failure_labels(rows); !label.empty())
     s.failure = detail::boost_flat_trees(x_all, c, label, boosting(o, member_seed(o.seed, o.members + 1)), true);
-  }
   if (o.keep_training_rows) s.packed_rows = pack_rows(rows);
 }
 

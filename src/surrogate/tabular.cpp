@@ -262,6 +262,14 @@ double base_failure_rate(const TrainingRows& rows) {
   return (failed + 0.5) / (static_cast<double>(rows.rows()) + 1.0);
 }
 
+std::vector<float> failure_labels(const TrainingRows& rows) {
+  const std::size_t ok = rows.ok_count(), failed = rows.rows() - ok;
+  if (failed < 3 || ok < 3) return {};
+  std::vector<float> label(rows.rows());
+  for (std::size_t i = 0; i < rows.rows(); ++i) label[i] = rows.ok(i) ? 0.0f : 1.0f;
+  return label;
+}
+
 void write_tag(ArchiveWriter& w, const char* tag, std::uint32_t version) {
   w.str(tag);
   w.u32(version);

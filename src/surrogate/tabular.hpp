@@ -87,6 +87,9 @@ struct Standardiser {
 
 // Laplace-smoothed failure rate of the rows: the p_fail of a model that has no classifier.
 [[nodiscard]] double base_failure_rate(const TrainingRows& rows);
+// 1 for each failed row, 0 for each successful one: a failure classifier's target. Empty when the
+// rows hold fewer than three of either, too few to learn from (p_fail stays base_failure_rate).
+[[nodiscard]] std::vector<float> failure_labels(const TrainingRows& rows);
 
 // Names an ArchiveReader failure after the surrogate that was loading.
 // Returns the stored version (<= version; newer ones are refused).

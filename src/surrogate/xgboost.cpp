@@ -181,12 +181,7 @@ void train(XgboostSurrogate::State& s, const XgboostOptions& o) {
 
   s.failure_rate = detail::base_failure_rate(rows);
   s.failure.reset();
-  const std::size_t failed = rows.rows() - ok.size();
-  if (failed >= 3 && ok.size() >= 3) {
-    std::vector<float> label(rows.rows());
-    for (std::size_t i = 0; i < rows.rows(); ++i) label[i] = rows.ok(i) ? 0.0f : 1.0f;
-    s.failure = boost(x_all, c, label, o, true);
-  }
+  if (const auto label = detail::failure_labels(rows); !label.empty()) s.failure = boost(x_all, c, label, o, true);
 }
 
 std::shared_ptr<Booster> load_booster(ArchiveReader& r, const std::string& blob) {
