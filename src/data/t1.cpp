@@ -121,7 +121,7 @@ class T1Reader {
     }
     if (auto it = spec.find("NameExpression"); it != spec.end() && it->is_string()) k.name_expression = it->get<std::string>();
 
-    // The kernel source, when it sits beside the spec (benchmark_hub does not ship them).
+    // The kernel source, when it sits beside the spec (benchmark_hub ships most of them).
     if (!k.kernel_file.empty()) {
       const auto src = std::filesystem::path(m_path).parent_path() / k.kernel_file;
       std::error_code ec;
