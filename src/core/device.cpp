@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/edit_distance.hpp"
 #include "core/device_table.hpp"
 #include "gpuforecast/core/error.hpp"
 
@@ -115,19 +116,7 @@ NameParts name_parts(std::string_view name) {
   return parts;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
+using detail::edit_distance;
 
 bool matches(const Device& d, const std::string& key) {
   if (key.empty()) return false;
