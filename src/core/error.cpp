@@ -34,6 +34,10 @@ expression_error::expression_error(std::string expression, std::size_t column, c
 unknown_device_error::unknown_device_error(std::string name, std::vector<std::string> close_names)
     : error(unknown_device_message(name, close_names)), m_name(std::move(name)), m_close(std::move(close_names)) {}
 
+invalid_configuration_error::invalid_configuration_error(std::size_t row, std::string parameter, std::string expected,
+                                                         const std::string& message)
+    : invalid_argument_error(message), m_row(row), m_parameter(std::move(parameter)), m_expected(std::move(expected)) {}
+
 model_file_error::model_file_error(std::string file, const std::string& message)
     : error(fmt::format("{}: {}", file, message)), m_file(std::move(file)) {}
 

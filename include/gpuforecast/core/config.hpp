@@ -35,6 +35,11 @@ class Config {
   [[nodiscard]] std::string key() const;
   // Human form for messages: "block_size_x=16, block_size_y=1, ...".
   [[nodiscard]] std::string to_string() const;
+  // The inverse of to_string(), for command lines: "block_size_x=16,method=\"fast\",ratio=0.5".
+  // A value is an integer or a number (nan and inf included) when it reads whole as one, else a
+  // string (quotes optional). "" is the empty configuration. Throws invalid_argument_error
+  // naming the item that is not NAME=VALUE.
+  [[nodiscard]] static Config parse(std::string_view text);
 
   friend bool operator==(const Config& a, const Config& b) noexcept { return a.m_values == b.m_values; }
 

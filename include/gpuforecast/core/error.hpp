@@ -59,6 +59,24 @@ class invalid_argument_error : public error {
   using error::error;
 };
 
+// A configuration that cannot be one of the kernel's (core/parameter_schema.hpp): a parameter
+// missing, unknown or misspelt, a value of the wrong type, NaN, or outside what the parameter can
+// take. `what()` reads "configuration <row> [<config>]: <message>".
+class invalid_configuration_error : public invalid_argument_error {
+ public:
+  invalid_configuration_error(std::size_t row, std::string parameter, std::string expected, const std::string& message);
+  [[nodiscard]] std::size_t get_row() const noexcept { return m_row; }
+  // The parameter at fault ("" when the whole configuration is: empty, or of an unknown shape).
+  [[nodiscard]] const std::string& get_parameter() const noexcept { return m_parameter; }
+  // What was expected: the parameter names, or the values the parameter takes.
+  [[nodiscard]] const std::string& get_expected() const noexcept { return m_expected; }
+
+ private:
+  std::size_t m_row;
+  std::string m_parameter;
+  std::string m_expected;
+};
+
 // A model file that is truncated, corrupted, or written by a newer format version.
 class model_file_error : public error {
  public:
