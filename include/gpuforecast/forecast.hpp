@@ -15,6 +15,8 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/parameter_schema.hpp"
+#include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -31,6 +33,7 @@ struct ModelInfo {
   std::vector<std::string> devices;
   std::uint64_t training_observations = 0;
   std::string calibration;      // one-line description of the calibration
+  std::vector<KernelSchema> parameters;  // each kernel's parameters and the values trained on
 };
 
 class Model {
@@ -52,10 +55,20 @@ class Model {
 [[nodiscard]] Model load(const std::string& path);
 
 // Point forecast, calibrated interval, confidence and defer/accept with its reason.
+//
+// Every call first checks each candidate against what the model knows of its kernel's
+// parameters (ModelInfo::parameters, core/parameter_schema.hpp): a missing, unknown or
+// misspelt parameter, a value of the wrong type, NaN, or a negative value where training saw
+// none throws invalid_configuration_error naming the row and the parameter. A value or kernel
+// never seen in training is forecast and named in Decision::extrapolation.
 [[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate);
 // The same plus the eight speedup-bin probabilities against a reference of measured runtime.
 [[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate, double reference_ms);
 // Many candidates in one batch (faster than one by one).
 [[nodiscard]] std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates);
+// As above, and every configuration must also lie in `space`: each value in its parameter's
+// list and every constraint holding (invalid_configuration_error otherwise).
+[[nodiscard]] std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates,
+                                             const TuningSpace& space);
 
 }  // namespace gpuforecast

@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "api/model_impl.hpp"
+#include "core/parameter_check.hpp"
 #include "gpuforecast/calibration/model_bundle.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
@@ -55,6 +58,7 @@ Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrato
   impl->info.kernels = trained.kernels;
   impl->info.devices = trained.devices;
   impl->info.training_observations = trained.observations;
+  impl->info.parameters = trained.schemas;
   impl->surrogate = std::move(surrogate);
   impl->calibrator = std::move(calibrator);
   return Model(std::move(impl));
@@ -72,17 +76,59 @@ Model load(const std::string& path) {
   return build(std::move(s), std::move(c), path, training_summary_from(file, path));
 }
 
-std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {
+std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const Candidate> candidates,
+                                          const TuningSpace* space) {
+  const auto& kernels = m.info.kernels;
+  const auto& schemas = m.info.parameters;
+  std::vector<std::string> notes(candidates.size());
+  detail::NameMatch match;
+  const KernelSchema* schema = nullptr;
+  const std::string* kernel = nullptr;  // the kernel `schema` was looked up for
+  for (std::size_t row = 0; row < candidates.size(); ++row) {
+    const Candidate& c = candidates[row];
+    if (!kernel || *kernel != c.kernel) {
+      kernel = &c.kernel;
+      const auto it = std::find_if(schemas.begin(), schemas.end(), [&](const KernelSchema& k) { return k.kernel == c.kernel; });
+      schema = it == schemas.end() ? nullptr : &*it;
+    }
+    if (space) check_configuration(*space, c.config, row);
+    if (schema) {
+      notes[row] = detail::check_configuration(*schema, c.config, row, match);
+    } else if (!kernels.empty() && std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) {
+      std::string trained;
+      for (const auto& k : kernels) trained += (trained.empty() ? "" : ", ") + k;
+      notes[row] = fmt::format("kernel \"{}\" never seen in training (trained on {})", c.kernel, trained);
+    }
+  }
+  return notes;
+}
+
+namespace {
+
+std::vector<Decision> decide(const Model& model, std::span<const Candidate> candidates, const TuningSpace* space) {
   const auto& m = model.impl();
+  std::vector<std::string> notes = check_candidates(m, candidates, space);
   const std::vector<Forecast> f = m.surrogate.predict(candidates);
   if (f.size() != candidates.size())
     throw error(fmt::format("surrogate {} returned {} forecasts for {} candidates", m.surrogate.kind(), f.size(),
                             candidates.size()));
   std::vector<Decision> out;
   out.reserve(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i)
+  for (std::size_t i = 0; i < f.size(); ++i) {
     out.push_back(m.calibrator ? m.calibrator->decide(candidates[i], f[i]) : uncalibrated(f[i]));
+    out.back().extrapolation = std::move(notes[i]);
+  }
   return out;
+}
+
+}  // namespace
+
+std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {
+  return decide(model, candidates, nullptr);
+}
+
+std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates, const TuningSpace& space) {
+  return decide(model, candidates, &space);
 }
 
 Decision forecast(const Model& model, const Candidate& candidate) {
@@ -91,10 +137,12 @@ Decision forecast(const Model& model, const Candidate& candidate) {
 
 Decision forecast(const Model& model, const Candidate& candidate, double reference_ms) {
   const auto& m = model.impl();
+  std::string note = check_candidates(m, std::span<const Candidate>(&candidate, 1)).front();
   const std::vector<Forecast> f = m.surrogate.predict(std::span<const Candidate>(&candidate, 1));
   if (f.size() != 1) throw error(fmt::format("surrogate {} returned {} forecasts for 1 candidate", m.surrogate.kind(), f.size()));
-  if (!m.calibrator) return uncalibrated(f[0]);
-  return m.calibrator->decide(candidate, f[0], reference_ms);
+  Decision d = m.calibrator ? m.calibrator->decide(candidate, f[0], reference_ms) : uncalibrated(f[0]);
+  d.extrapolation = std::move(note);
+  return d;
 }
 
 }  // namespace gpuforecast

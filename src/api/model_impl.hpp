@@ -2,6 +2,9 @@
 // What a gpuforecast::Model holds. Immutable after load(), so forecast() needs no locks:
 // AnySurrogate::predict is const and documented thread-safe, SelectiveCalibrator::decide const.
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/forecast.hpp"
@@ -14,6 +17,11 @@ struct Model::Impl {
   std::optional<SelectiveCalibrator> calibrator;
   ModelInfo info;
 };
+
+// Checks each candidate against the model's parameter schemas, and against `space` when given
+// (invalid_configuration_error naming the row); returns what each extrapolates ("" if nothing).
+[[nodiscard]] std::vector<std::string> check_candidates(const Model::Impl& model, std::span<const Candidate> candidates,
+                                                        const TuningSpace* space = nullptr);
 
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
 [[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator,

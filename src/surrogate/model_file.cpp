@@ -150,6 +150,7 @@ TrainingSummary TrainingSummary::of(std::span<const Observation> observations) {
   s.kernels.assign(kernels.begin(), kernels.end());
   s.devices.assign(devices.begin(), devices.end());
   s.sources.assign(sources.begin(), sources.end());
+  s.schemas = KernelSchema::of(observations);
   return s;
 }
 
@@ -174,9 +175,70 @@ AnySurrogate surrogate_from(const ModelFile& file, const std::string& origin) {
   return out;
 }
 
+namespace {
+
+// Format 2 of the training section adds the parameter schemas after the counts.
+constexpr std::uint32_t training_section_version = 2;
+
+void write_value(ArchiveWriter& w, const Value& v) {
+  if (v.is_int()) {
+    w.u32(0);
+    w.i64(v.as_int());
+  } else if (v.is_float()) {
+    w.u32(1);
+    w.f64(v.as_double());
+  } else {
+    w.u32(2);
+    w.str(v.as_string());
+  }
+}
+
+Value read_value(ArchiveReader& r) {
+  switch (r.u32()) {
+    case 0: return Value(r.i64());
+    case 1: return Value(r.f64());
+    case 2: return Value(r.str());
+    default: r.fail("unknown parameter value type");
+  }
+}
+
+void write_schemas(ArchiveWriter& w, const std::vector<KernelSchema>& schemas) {
+  w.u64(schemas.size());
+  for (const auto& k : schemas) {
+    w.str(k.kernel);
+    w.u64(k.parameters.size());
+    for (const auto& p : k.parameters) {
+      w.str(p.name);
+      w.u64(p.values.size());
+      for (const auto& v : p.values) write_value(w, v);
+    }
+  }
+}
+
+std::vector<KernelSchema> read_schemas(ArchiveReader& r, std::size_t bound) {
+  auto count = [&] {
+    const auto n = r.u64();
+    if (n > bound) r.fail("implausible list length");
+    return static_cast<std::size_t>(n);
+  };
+  std::vector<KernelSchema> out(count());
+  for (auto& k : out) {
+    k.kernel = r.str();
+    k.parameters.resize(count());
+    for (auto& p : k.parameters) {
+      p.name = r.str();
+      p.values.resize(count());
+      for (auto& v : p.values) v = read_value(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void set_training_section(ModelFile& file, const TrainingSummary& t) {
   ArchiveWriter w;
-  w.u32(1);
+  w.u32(training_section_version);
   for (const auto* list : {&t.kernels, &t.devices, &t.sources}) {
     w.u64(list->size());
     for (const auto& s : *list) w.str(s);
@@ -184,6 +246,7 @@ void set_training_section(ModelFile& file, const TrainingSummary& t) {
   w.u64(t.observations);
   w.u64(t.ok);
   w.u64(t.failed);
+  write_schemas(w, t.schemas);
   file.set("training", w.data());
 }
 
@@ -192,7 +255,9 @@ TrainingSummary training_summary_from(const ModelFile& file, const std::string& 
   const std::string* s = file.find("training");
   if (!s) return t;
   ArchiveReader r(*s, origin + " [training]");
-  if (const auto v = r.u32(); v > 1) r.fail(fmt::format("training summary version {} is newer than this build reads", v));
+  const auto version = r.u32();
+  if (version > training_section_version)
+    r.fail(fmt::format("training summary version {} is newer than this build reads", version));
   for (auto* list : {&t.kernels, &t.devices, &t.sources}) {
     const auto n = r.u64();
     if (n > s->size()) r.fail("implausible list length");
@@ -201,6 +266,7 @@ TrainingSummary training_summary_from(const ModelFile& file, const std::string& 
   t.observations = r.u64();
   t.ok = r.u64();
   t.failed = r.u64();
+  if (version >= 2) t.schemas = read_schemas(r, s->size());
   return t;
 }
 

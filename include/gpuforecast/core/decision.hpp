@@ -14,6 +14,9 @@ struct Decision {
   double confidence = 0;        // score used by the deferral rule; higher is more confident
   bool defer = true;            // true: measure it, the forecast is not trusted
   std::string reason;           // why (e.g. "confidence 0.41 < threshold 0.62")
+  // What of the candidate lies outside what the model was trained on, "" when nothing does:
+  // "block_size_x=2048 never seen in training (seen 16..128)", or a kernel it never saw.
+  std::string extrapolation;
 };
 
 }  // namespace gpuforecast

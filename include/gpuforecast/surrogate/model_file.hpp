@@ -2,7 +2,7 @@
 // One versioned model file (.gfm): magic "GFMODEL\0", format version, payload length, named
 // sections, CRC-32 of everything before it. Sections written by this library:
 //   "surrogate"  kind + the surrogate's own archive (hyper-parameters, vocabulary, weights)
-//   "training"   summary of the training data (kernels, devices, counts)
+//   "training"   summary of the training data (kernels, devices, counts, parameters)
 // Other parts add theirs (calibration adds "calibration"); unknown sections are kept.
 // Truncated, corrupted (checksum) and future-version files raise model_file_error that says which.
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/core/parameter_schema.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -43,6 +44,9 @@ struct TrainingSummary {
   std::uint64_t observations = 0;
   std::uint64_t ok = 0;
   std::uint64_t failed = 0;
+  // Each kernel's parameters and the values seen: forecast() checks configurations against
+  // them. Absent in files written before format 2 of this section (nothing is checked then).
+  std::vector<KernelSchema> schemas;
 
   [[nodiscard]] static TrainingSummary of(std::span<const Observation> observations);
 };
