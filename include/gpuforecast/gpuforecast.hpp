@@ -5,6 +5,7 @@
 #include "gpuforecast/compose.hpp"
 #include "gpuforecast/core.hpp"
 #include "gpuforecast/data.hpp"
+#include "gpuforecast/compare.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search.hpp"

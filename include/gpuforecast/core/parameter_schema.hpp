@@ -37,7 +37,7 @@ struct KernelSchema {
 //   a string where training saw numbers or the other way round; a fraction where it saw
 //   integers; NaN or infinite; negative where every value seen is >= 0.
 // Returns what is extrapolated, "" when every value was seen in training, otherwise e.g.
-// "block_size_x=2048 never seen in training (seen 16..128)". `row` numbers the error.
+// "never seen in training: block_size_x=2048 (seen 16..128)". `row` numbers the error.
 [[nodiscard]] std::string check_configuration(const KernelSchema& schema, const Config& config, std::size_t row);
 
 // The same name, type and finiteness checks against a space, then every value must be in its

@@ -1,0 +1,103 @@
+// compare() and calibrate_pairs(): the pairwise selective layer over a loaded Model.
+#include "gpuforecast/compare.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "api/model_impl.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+namespace {
+
+std::vector<Forecast> predict_checked(const Model::Impl& m, std::span<const Candidate> c) {
+  std::vector<Forecast> f = m.surrogate.predict(c);
+  if (f.size() != c.size())
+    throw error(fmt::format("surrogate {} returned {} forecasts for {} candidates", m.surrogate.kind(), f.size(), c.size()));
+  return f;
+}
+
+using SpaceKey = std::tuple<std::string, std::string, std::vector<std::int64_t>>;
+
+SpaceKey space_of(const Candidate& c) { return {c.kernel, c.device ? c.device->name : "", c.problem_size}; }
+
+}  // namespace
+
+PairwiseSelector calibrate_pairs(const Model& model, std::span<const Observation> calibration,
+                                 const PairCalibrationOptions& options) {
+  const auto& m = model.impl();
+  std::vector<Candidate> points;
+  std::vector<double> runtimes;
+  std::vector<std::size_t> rows;  // row in `calibration` of each point
+  for (std::size_t i = 0; i < calibration.size(); ++i)
+    if (calibration[i].measurement.ok()) {
+      points.push_back(calibration[i].candidate);
+      runtimes.push_back(calibration[i].measurement.median_ms);
+      rows.push_back(i);
+    }
+  try {
+    (void)check_candidates(m, points);
+  } catch (const invalid_configuration_error& e) {
+    const std::size_t row = rows[e.get_row()];
+    throw invalid_configuration_error(row, e.get_parameter(), e.get_expected(),
+                                      fmt::format("calibration observation {}: {}", row, e.what()));
+  }
+  std::map<SpaceKey, std::vector<std::size_t>> spaces;
+  for (std::size_t i = 0; i < points.size(); ++i) spaces[space_of(points[i])].push_back(i);
+
+  const std::vector<Forecast> forecasts = predict_checked(m, points);
+  std::vector<CandidatePair> pairs;
+  std::uint64_t space_index = 0;
+  for (const auto& [key, members] : spaces) {
+    std::vector<Config> configs;
+    for (std::size_t i : members) configs.push_back(points[i].config);
+    // Each space's share of the pairs follows its share of the points.
+    const std::size_t count = std::max<std::size_t>(1, options.pairs * members.size() / points.size());
+    for (const auto& p : sample_pairs(options.kind, configs, count, options.seed + 0x9e3779b97f4a7c15ULL * space_index++,
+                                      options.disjoint))
+      pairs.push_back({members[p.reference], members[p.candidate]});
+  }
+  if (pairs.size() < 2)
+    throw invalid_argument_error(fmt::format("calibrate_pairs: {} {} pair(s) from {} successful measurements; need at least 2",
+                                             pairs.size(), to_string(options.kind), points.size()));
+  const auto p = pair_bin_probabilities(forecasts, pairs);
+  const auto bins = pair_true_bins(runtimes, pairs);
+  return PairwiseSelector::fit(p, bins, options.selective);
+}
+
+std::vector<Comparison> compare(const Model& model, const PairwiseSelector& selector, const Candidate& reference,
+                                std::span<const Candidate> candidates, const TuningSpace* space) {
+  const auto& m = model.impl();
+  std::string reference_note;
+  try {
+    reference_note = check_candidates(m, std::span<const Candidate>(&reference, 1), space).front();
+  } catch (const invalid_configuration_error& e) {
+    throw invalid_configuration_error(e.get_row(), e.get_parameter(), e.get_expected(),
+                                      fmt::format("the reference, {}", e.what()));
+  }
+  std::vector<std::string> notes = check_candidates(m, candidates, space);
+
+  std::vector<Candidate> points;
+  points.reserve(candidates.size() + 1);
+  points.push_back(reference);
+  points.insert(points.end(), candidates.begin(), candidates.end());
+  const std::vector<Forecast> forecasts = predict_checked(m, points);
+  std::vector<CandidatePair> pairs;
+  for (std::size_t i = 0; i < candidates.size(); ++i) pairs.push_back({0, i + 1});
+  const auto p = pair_bin_probabilities(forecasts, pairs);
+
+  std::vector<Comparison> out(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    out[i].decision = selector.decide(p[i]);
+    std::string& note = out[i].extrapolation;
+    note = std::move(notes[i]);
+    if (!reference_note.empty()) note += (note.empty() ? "reference: " : "; reference: ") + reference_note;
+  }
+  return out;
+}
+
+}  // namespace gpuforecast

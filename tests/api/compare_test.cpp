@@ -1,0 +1,113 @@
+// compare(): pairs against a reference with a loaded Model, their conformal bin sets covering
+// the true bin on held-out measurements, and the same input checks as forecast().
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "gpuforecast/compare.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/knn.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+#include "support/data.hpp"
+#include "data/temp_dir.hpp"
+
+using namespace gpuforecast;
+
+namespace {
+
+std::vector<Observation> successful(const std::string& device) {
+  const SpaceData space = load_space(test::cache_file("convolution_milo", device).string());
+  std::vector<Observation> ok;
+  for (const auto& o : space.observations)
+    if (o.measurement.ok()) ok.push_back(o);
+  return ok;
+}
+
+// k-NN trained on convolution_milo A100, written and loaded as a user does.
+const Model& model() {
+  static const test::TempDir dir;
+  static const Model m = [] {
+    const auto ok = successful("A100");
+    KnnSurrogate knn;
+    knn.fit(ok);
+    const auto path = (dir.path() / "knn.gfm").string();
+    save_surrogate(path, AnySurrogate(std::move(knn)), TrainingSummary::of(ok));
+    return load(path);
+  }();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("compare's bin sets cover the true bin of held-out pairs at 1 - alpha", "[api][compare][data]") {
+  // Calibrate on even rows of A4000 (never trained on), compare on odd rows.
+  const auto a4000 = successful("A4000");
+  std::vector<Observation> calibration, test_points;
+  for (std::size_t i = 0; i < a4000.size(); ++i) (i % 2 ? test_points : calibration).push_back(a4000[i]);
+  PairCalibrationOptions o;
+  o.kind = PairKind::random;
+  o.selective.alpha = 0.1;
+  o.seed = 3;
+  const PairwiseSelector selector = calibrate_pairs(model(), calibration, o);
+
+  std::vector<Config> configs;
+  for (const auto& t : test_points) configs.push_back(t.candidate.config);
+  const auto pairs = random_pairs(test_points.size(), 600, 11, /*disjoint=*/true);
+  REQUIRE(pairs.size() >= 300);
+  std::size_t covered = 0, answered = 0, answered_wrong = 0;
+  for (const auto& pair : pairs) {
+    const Candidate& reference = test_points[pair.reference].candidate;
+    const auto c = compare(model(), selector, reference, std::span(&test_points[pair.candidate].candidate, 1));
+    REQUIRE(c.size() == 1);
+    const PairDecision& d = c[0].decision;
+    CHECK(std::accumulate(d.probabilities.begin(), d.probabilities.end(), 0.0) == Approx(1.0).margin(1e-9));
+    CHECK(d.faster == called_faster(d.probabilities));
+    const double ms[] = {test_points[pair.reference].measurement.median_ms, test_points[pair.candidate].measurement.median_ms};
+    const int bin = pair_true_bins(ms, std::vector<CandidatePair>{{0, 1}}).front();
+    covered += d.set.contains(bin);
+    if (!d.defer) {
+      ++answered;
+      answered_wrong += pair_loss(PairLoss::wrong_direction, d.probabilities, bin) > 0;
+    }
+  }
+  INFO("covered " << covered << " of " << pairs.size() << ", answered " << answered << ", wrong " << answered_wrong);
+  // 1 - alpha less three binomial standard deviations of 300+ disjoint pairs.
+  CHECK(static_cast<double>(covered) / pairs.size() >= 0.9 - 3 * std::sqrt(0.09 / pairs.size()));
+  if (answered >= 50) CHECK(static_cast<double>(answered_wrong) / answered <= 0.1 + 3 * std::sqrt(0.09 / answered));
+}
+
+TEST_CASE("compare checks the reference and every candidate as forecast() does", "[api][compare][data]") {
+  const auto a4000 = successful("A4000");
+  const PairwiseSelector selector = calibrate_pairs(model(), a4000);
+  const Candidate reference = a4000[0].candidate;
+  std::vector<Candidate> candidates = {a4000[1].candidate, a4000[2].candidate};
+
+  SECTION("a candidate missing a parameter names its row") {
+    candidates[1].config = Config::parse("block_size_x=16");
+    CHECK_THROWS_AS(compare(model(), selector, reference, candidates), invalid_configuration_error);
+    CHECK_THROWS_WITH(compare(model(), selector, reference, candidates), Catch::Matchers::Contains("configuration 1 [block_size_x=16]"));
+  }
+  SECTION("a misspelt reference is named as the reference") {
+    Candidate bad = reference;
+    std::string text = bad.config.to_string();
+    bad.config = Config::parse(text.replace(text.find("block_size_x"), 12, "blok_size_x"));
+    CHECK_THROWS_AS(compare(model(), selector, bad, candidates), invalid_configuration_error);
+    CHECK_THROWS_WITH(compare(model(), selector, bad, candidates), Catch::Matchers::Contains("the reference, configuration 0") &&
+                             Catch::Matchers::Contains("did you mean block_size_x?"));
+  }
+  SECTION("a value never trained on is compared and flagged") {
+    std::string text = candidates[0].config.to_string();
+    const auto at = text.find("block_size_x=") + 13;
+    candidates[0].config = Config::parse(text.replace(at, text.find(',', at) - at, "512"));
+    const auto c = compare(model(), selector, reference, candidates);
+    CHECK(c[0].extrapolation.find("never seen in training: block_size_x=512") != std::string::npos);
+    CHECK(c[1].extrapolation.empty());
+  }
+}
+
+TEST_CASE("calibrate_pairs needs at least two pairs of successful measurements", "[api][compare][data]") {
+  const auto a4000 = successful("A4000");
+  CHECK_THROWS_AS(calibrate_pairs(model(), std::span(a4000.data(), 2)), invalid_argument_error);
+    CHECK_THROWS_WITH(calibrate_pairs(model(), std::span(a4000.data(), 2)), Catch::Matchers::Contains("need at least 2"));
+}
