@@ -19,12 +19,14 @@ import numpy as np
 
 from . import _gpuforecast as _native
 from ._gpuforecast import (  # noqa: F401  (re-exported)
+    ConfigurationError,
     CudaError,
     Error,
     ExpressionError,
     InputError,
     InvalidArgumentError,
     ModelFileError,
+    PairCalibration,
     Space,
     UnknownDeviceError,
     surrogate_names,
@@ -34,8 +36,8 @@ from ._columns import columns_of
 __version__ = _native.__version__
 
 __all__ = [
-    "Model", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "surrogate_names",
-    "Error", "InputError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
+    "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "surrogate_names",
+    "Error", "InputError", "ConfigurationError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
     "CudaError",
 ]
 
@@ -90,33 +92,69 @@ class Model:
         knows it by (default: the model's only kernel). reference_ms: a measured runtime; when
         given, the result also holds "bin_probabilities" (n x 8, the half-octave speedup bins).
 
-        space: the kernel's Space; when given, every configuration must have exactly its
-        parameters and lie inside it (KeyError / ValueError naming the parameter or value). The
-        model alone cannot tell a missing parameter from one it never saw in training.
+        Every configuration is checked against what the model knows of the kernel's parameters
+        (info["parameters"]): a missing, unknown or misspelt parameter, a value of the wrong type,
+        NaN or a negative value where training saw none raises ConfigurationError (a ValueError)
+        naming the row and the parameter. space: the kernel's Space; when given, every
+        configuration must also lie inside it (each value in its list, the constraints holding).
 
         Returns numpy arrays of length n: median_ms, lower_ms, upper_ms (surrogate 5/95%),
-        interval_low_ms, interval_high_ms (calibrated), p_fail, confidence, spread, defer (bool).
+        interval_low_ms, interval_high_ms (calibrated), p_fail, confidence, spread, defer (bool),
+        and extrapolation (a list of str: what of the row training never saw, "" when nothing).
         """
         if not isinstance(device, str):
             raise TypeError(f"device must be a GPU name (str), got {device!r}")
         if reference_ms is not None and not isinstance(reference_ms, (int, float, np.number)):
             raise TypeError(f"reference_ms must be a number, got {reference_ms!r}")
         names, columns = columns_of(configs, parameters)
-        if space is not None:
-            if not isinstance(space, Space):
-                raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
-            missing = [p for p in space.names if p not in names]
-            unknown = [p for p in names if p not in space.names]
-            if missing or unknown:
-                raise KeyError(f"configurations lack parameter(s) {', '.join(missing) or '-'} and have unknown "
-                               f"parameter(s) {', '.join(unknown) or '-'} of the space ({', '.join(space.names)})")
-            order = [names.index(p) for p in space.names]
-            names, columns = list(space.names), [columns[i] for i in order]
-            bad = space._first_invalid_row(columns)
-            if bad is not None:
-                raise ValueError(f"configs[{bad[0]}]: {bad[1]}")
+        if space is not None and not isinstance(space, Space):
+            raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
+        rows = 0 if names else len(configs)  # rows without parameters: refused by row, not dropped
         return self._native._forecast(self._kernel(kernel), device, _problem_size(problem_size), names, columns,
-                                      None if reference_ms is None else float(reference_ms))
+                                      None if reference_ms is None else float(reference_ms), space, rows)
+
+    def calibrate_pairs(self, files, alpha: float = 0.1, delta: float = 0.1, kind: str = "neighbour",
+                        pairs: int = 2000, loss: str = "wrong_direction", confidence: str = "direction_probability",
+                        seed: int = 0) -> PairCalibration:
+        """Fits conformal bin sets and the deferral rule of pairs on measurement files the model
+        did not train on: pairs of `kind` ("neighbour": configurations one parameter apart, as a
+        search's children; "random") drawn within each space, disjoint. With probability >= 1 - delta,
+        the `loss` ("wrong_direction" or "wrong_bin") among the pairs compare() answers is <= alpha,
+        and each bin set holds the true bin with probability >= 1 - alpha."""
+        for name, value in (("kind", kind), ("loss", loss), ("confidence", confidence)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {value!r}")
+        return _native._calibrate_pairs(self._native, _files(files), float(alpha), float(delta), kind, int(pairs), loss,
+                                        confidence, int(seed))
+
+    def compare(self, reference: dict, candidates, pairs: PairCalibration, device: str, problem_size=None,
+                kernel: str | None = None, parameters: Sequence[str] | None = None,
+                space: Space | None = None) -> dict[str, np.ndarray]:
+        """Is each candidate faster than `reference` (a dict {parameter: value}), by how much, and
+        may the answer be used without measuring. pairs: from calibrate_pairs(). The reference and
+        every candidate are checked as in forecast() (ConfigurationError naming the row, or the reference).
+
+        Returns, per candidate: bin_probabilities (n x 8, half-octave speedup bins; bin 4 and up:
+        the candidate is as fast or faster), predicted_bin (1..8), faster (bool, the called
+        direction), set_low and set_high (the conformal bin set set_low..set_high; empty when
+        set_high < set_low), confidence, defer (bool: measure the candidate) and extrapolation.
+        """
+        if not isinstance(pairs, PairCalibration):
+            raise TypeError(f"pairs must come from Model.calibrate_pairs(), got {pairs!r}")
+        if not isinstance(device, str):
+            raise TypeError(f"device must be a GPU name (str), got {device!r}")
+        if space is not None and not isinstance(space, Space):
+            raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
+        ref_names, ref_columns = _reference(reference)
+        names, columns = columns_of(candidates, parameters)
+        return _native._compare(self._native, pairs, self._kernel(kernel), device, _problem_size(problem_size),
+                                ref_names, ref_columns, names, columns, space, 0 if names else len(candidates))
+
+
+def _reference(reference) -> tuple[list[str], list]:
+    if not isinstance(reference, dict):
+        raise TypeError(f"reference must be a dict {{parameter: value}}, got {reference!r}")
+    return [str(k) for k in reference], [[v] for v in reference.values()]
 
 
 def load(path) -> Model:
@@ -197,6 +235,49 @@ class CacheData:
         df["status"] = self.status
         df["median_ms"] = self.median_ms
         return df
+
+
+class LlmSurrogate:
+    """A language model behind any OpenAI-compatible endpoint (llama.cpp server, vLLM, a hosted
+    model) that forecasts pairs: how much faster a candidate is than a reference, as eight bin
+    probabilities from the answer's log-probabilities (docs/llm.md). Settings not given come from
+    GPUFORECAST_LLM_BASE_URL, GPUFORECAST_LLM_MODEL, GPUFORECAST_LLM_API_KEY and GPUFORECAST_LLM_CACHE.
+    The key goes into the Authorization header only. An endpoint fault never raises: that
+    candidate's status is "failed" with the reason in "error" (measure it instead)."""
+
+    def __init__(self, base_url: str = "", model: str = "", api_key: str = "", cache_dir=None, in_flight: int = 4,
+                 timeout_seconds: float = 60.0, retries: int = 3, backoff_seconds: float = 0.5, examples: int = 4):
+        if not hasattr(_native, "LlmSurrogate"):
+            raise Error("the LLM client is not in this build of gpuforecast (it needs libcurl)")
+        for name, value in (("base_url", base_url), ("model", model), ("api_key", api_key)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {value!r}")
+        self._native = _native.LlmSurrogate(base_url, model, api_key,
+                                            "" if cache_dir is None else _path(cache_dir, "cache_dir"), int(in_flight),
+                                            float(timeout_seconds), int(retries), float(backoff_seconds), int(examples))
+
+    def __repr__(self) -> str:
+        return f"<gpuforecast.LlmSurrogate {self._native.describe()}>"
+
+    @property
+    def counts(self) -> dict:
+        """Prompts asked, requests sent, cache hits, answers, text-only answers, failures, retries."""
+        return self._native.counts
+
+    def learn(self, files) -> None:
+        """Measurements shown in the prompts as worked examples."""
+        self._native.learn(_files(files))
+
+    def compare(self, reference: dict, candidates, kernel: str, device: str, problem_size=None,
+                parameters: Sequence[str] | None = None) -> dict:
+        """Each candidate against `reference`: bin_probabilities (n x 8), predicted_bin (1..8, 0 when
+        failed), faster (bool), status ("ok", "text_only", "failed"), error and from_cache."""
+        if not isinstance(kernel, str) or not isinstance(device, str):
+            raise TypeError("kernel and device must be str")
+        ref_names, ref_columns = _reference(reference)
+        names, columns = columns_of(candidates, parameters)
+        return self._native._compare(kernel, device, _problem_size(problem_size), ref_names, ref_columns, names,
+                                     columns, 0 if names else len(candidates))
 
 
 def read_cache(path) -> CacheData:

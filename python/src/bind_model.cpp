@@ -29,32 +29,16 @@ namespace gpuforecast::python {
 
 namespace {
 
-// A numpy array that owns its buffer.
-template <class T>
-nb::ndarray<nb::numpy, T> owned(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
-  auto* heap = new std::vector<T>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T>(heap->data(), shape, owner);
-}
-
-std::vector<Candidate> candidates_from(const Candidate& proto, const ParameterNames& names, nb::handle columns) {
-  std::vector<Config> configs = configs_from_columns(names, columns);
-  std::vector<Candidate> out(configs.size(), proto);
-  for (std::size_t i = 0; i < configs.size(); ++i) out[i].config = std::move(configs[i]);
-  return out;
-}
-
-ParameterNames names_from(const std::vector<std::string>& names) {
-  return std::make_shared<const std::vector<std::string>>(names);
-}
-
-// Decisions for every candidate: batch prediction, then the calibrator per row (with the
-// reference runtime when given, which adds the eight speedup-bin probabilities).
-std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> c, std::optional<double> reference_ms) {
-  if (!reference_ms) return forecast(model, c);
+// Decisions for every candidate: forecast() (which checks each against the model, and against
+// the space when given), or with a reference runtime, the calibrator per row, which adds the
+// eight speedup-bin probabilities.
+std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> c, std::optional<double> reference_ms,
+                                 const TuningSpace* space) {
+  if (!reference_ms) return space ? forecast(model, c, *space) : forecast(model, c);
   if (!(*reference_ms > 0) || !std::isfinite(*reference_ms))
     throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
   const auto& m = model.impl();
+  std::vector<std::string> notes = check_candidates(m, c, space);
   const auto f = m.surrogate.predict(c);
   std::vector<Decision> out;
   out.reserve(f.size());
@@ -70,6 +54,7 @@ std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> 
       d.reason = "model is not calibrated (run gpuforecast calibrate): measure";
       out.push_back(std::move(d));
     }
+    out.back().extrapolation = std::move(notes[i]);
   }
   return out;
 }
@@ -78,6 +63,7 @@ nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {
   const std::size_t n = d.size();
   std::vector<double> median(n), lower(n), upper(n), low(n), high(n), p_fail(n), confidence(n), spread(n);
   std::vector<std::uint8_t> defer(n);
+  nb::list extrapolation;
   std::vector<double> bins(with_bins ? n * speedup_bin_count : 0, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& x = d[i];
@@ -90,6 +76,7 @@ nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {
     confidence[i] = x.confidence;
     spread[i] = x.forecast.spread;
     defer[i] = x.defer ? 1 : 0;
+    extrapolation.append(nb::str(x.extrapolation.c_str(), x.extrapolation.size()));
     if (with_bins && x.forecast.bin_probabilities)
       for (int b = 0; b < speedup_bin_count; ++b) bins[i * speedup_bin_count + b] = (*x.forecast.bin_probabilities)[b];
   }
@@ -102,7 +89,8 @@ nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {
   out["p_fail"] = owned(std::move(p_fail), {n});
   out["confidence"] = owned(std::move(confidence), {n});
   out["spread"] = owned(std::move(spread), {n});
-  out["defer"] = nb::module_::import_("numpy").attr("asarray")(owned(std::move(defer), {n})).attr("astype")("bool");
+  out["defer"] = bool_array(std::move(defer));
+  out["extrapolation"] = extrapolation;
   if (with_bins) out["bin_probabilities"] = owned(std::move(bins), {n, static_cast<std::size_t>(speedup_bin_count)});
   return out;
 }
@@ -121,6 +109,17 @@ nb::dict info_dict(const Model& m) {
   d["devices"] = i.devices;
   d["training_observations"] = i.training_observations;
   d["calibration"] = i.calibration;
+  nb::dict parameters;  // kernel -> {parameter: values seen in training}
+  for (const auto& k : i.parameters) {
+    nb::dict ps;
+    for (const auto& p : k.parameters) {
+      nb::list values;
+      for (const auto& v : p.values) values.append(from_value(v));
+      ps[nb::str(p.name.c_str(), p.name.size())] = values;
+    }
+    parameters[nb::str(k.kernel.c_str(), k.kernel.size())] = ps;
+  }
+  d["parameters"] = parameters;
   return d;
 }
 
@@ -165,18 +164,18 @@ void bind_model(nb::module_& m) {
           "_forecast",
           [](const Model& model, const std::string& kernel, const std::string& device,
              const std::vector<std::int64_t>& problem_size, const std::vector<std::string>& names, nb::handle columns,
-             std::optional<double> reference_ms) {
+             std::optional<double> reference_ms, const TuningSpace* space, std::size_t rows) {
             const Candidate proto = prototype(kernel, device, problem_size);
-            const auto cands = candidates_from(proto, names_from(names), columns);
+            const auto cands = candidates_from(proto, names, columns, rows);
             std::vector<Decision> decisions;
             {
               nb::gil_scoped_release release;
-              decisions = decide_all(model, cands, reference_ms);
+              decisions = decide_all(model, cands, reference_ms, space);
             }
             return to_arrays(decisions, reference_ms.has_value());
           },
           nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("names"), nb::arg("columns"),
-          nb::arg("reference_ms").none() = nb::none())
+          nb::arg("reference_ms").none() = nb::none(), nb::arg("space").none() = nb::none(), nb::arg("rows") = 0)
       .def(
           "_time_forecast_in_cpp",
           [](const Model& model, const std::string& kernel, const std::string& device,
@@ -185,7 +184,7 @@ void bind_model(nb::module_& m) {
             // Seconds per batch of forecast() on candidates already built in C++: the reference
             // the Python call is compared with (benchmarks/python_forecast_speed.py).
             const Candidate proto = prototype(kernel, device, problem_size);
-            const auto cands = candidates_from(proto, names_from(names), columns);
+            const auto cands = candidates_from(proto, names, columns);
             nb::gil_scoped_release release;
             std::vector<double> seconds;
             for (int r = 0; r < repeats; ++r) {

@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/parameter_schema.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 
@@ -28,12 +29,6 @@ nb::list to_dicts(const TuningSpace& s, const std::vector<Config>& configs) {
     out.append(d);
   }
   return out;
-}
-
-std::string join_values(const std::vector<Value>& values) {
-  std::string s;
-  for (const auto& v : values) s += (s.empty() ? "" : ", ") + v.to_string();
-  return s;
 }
 
 // The configuration from a dict {parameter: value} or a sequence in parameter order; errors
@@ -71,21 +66,9 @@ Config config_from(const TuningSpace& space, nb::handle values) {
 
 // Empty when valid; otherwise why not: the first value outside its list, or the constraints it breaks.
 std::string why_invalid(const TuningSpace& space, const Config& c) {
-  const auto& params = space.parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const auto& allowed = params[i].values;
-    if (std::find(allowed.begin(), allowed.end(), c[i]) == allowed.end())
-      return fmt::format("{}={} is not among the values of {} [{}]", params[i].name, c[i].to_string(), params[i].name,
-                         join_values(allowed));
-  }
-  if (space.is_valid(c)) return {};
-  std::string broken;
-  for (const auto& constraint : space.constraints()) {
-    const TuningSpace one(params, {constraint});
-    if (!one.is_valid(one.make_config(c.values()))) broken += (broken.empty() ? "\"" : ", \"") + constraint + "\"";
-  }
-  return fmt::format("[{}] breaks the constraint{} {}", c.to_string(), broken.find(", ") == std::string::npos ? "" : "s",
-                     broken);
+  std::string why = why_outside(space, c);
+  if (why.starts_with("breaks")) why = fmt::format("[{}] {}", c.to_string(), why);
+  return why;
 }
 
 // Space.contains() and `config in space`: check() without the exception.

@@ -9,4 +9,6 @@ void bind_model(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_space(nb::module_& m);
 void bind_search(nb::module_& m);
+void bind_pairs(nb::module_& m);
+void bind_llm(nb::module_& m);
 }  // namespace gpuforecast::python

@@ -187,4 +187,19 @@ Candidate prototype(const std::string& kernel, const std::string& device, const 
   return c;
 }
 
+std::vector<Candidate> candidates_from(const Candidate& proto, const std::vector<std::string>& names,
+                                       nb::handle columns, std::size_t rows) {
+  const auto shared = std::make_shared<const std::vector<std::string>>(names);
+  std::vector<Config> configs =
+      names.empty() ? std::vector<Config>(rows, Config(shared, {})) : configs_from_columns(shared, columns);
+  std::vector<Candidate> out(configs.size(), proto);
+  for (std::size_t i = 0; i < configs.size(); ++i) out[i].config = std::move(configs[i]);
+  return out;
+}
+
+nb::object bool_array(std::vector<std::uint8_t>&& flags) {
+  const std::size_t n = flags.size();
+  return nb::module_::import_("numpy").attr("asarray")(owned(std::move(flags), {n})).attr("astype")("bool");
+}
+
 }  // namespace gpuforecast::python

@@ -2,6 +2,7 @@
 // Python values <-> gpuforecast values. Every conversion error names the parameter and the
 // value (repr), because that is what a user has to fix.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 
 #include <cstdint>
 #include <memory>
@@ -44,5 +45,22 @@ namespace nb = nanobind;
 // A prototype candidate: kernel, device and problem size; its config is filled per row.
 [[nodiscard]] Candidate prototype(const std::string& kernel, const std::string& device,
                                   const std::vector<std::int64_t>& problem_size);
+
+// Candidates of one prototype, one per row of `columns` (configs_from_columns). `rows`: how many
+// when there are no columns (rows without any parameter, which the model's check refuses by row
+// instead of forecasting nothing).
+[[nodiscard]] std::vector<Candidate> candidates_from(const Candidate& proto, const std::vector<std::string>& names,
+                                                     nb::handle columns, std::size_t rows = 0);
+
+// A numpy array that owns its buffer.
+template <class T>
+nb::ndarray<nb::numpy, T> owned(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
+  auto* heap = new std::vector<T>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T>(heap->data(), shape, owner);
+}
+
+// A numpy bool array of `flags` (0 or 1).
+[[nodiscard]] nb::object bool_array(std::vector<std::uint8_t>&& flags);
 
 }  // namespace gpuforecast::python

@@ -1,0 +1,131 @@
+"""Model.calibrate_pairs() and Model.compare(): bin sets and the deferral verdict of pairs, with
+forecast()'s checks; LlmSurrogate against a fake OpenAI-compatible server on 127.0.0.1."""
+import gzip
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import gpuforecast
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pairs(xgboost_model, conv_cache):
+    return xgboost_model.calibrate_pairs([conv_cache("A100")], alpha=0.2, delta=0.2, kind="random", seed=2)
+
+
+def test_calibration_describes_its_rule(pairs):
+    assert pairs.alpha == 0.2 and pairs.delta == 0.2
+    assert pairs.loss == "wrong_direction" and pairs.calibration_pairs > 100
+    assert 0 <= pairs.answered_fraction <= 1
+    assert "PairCalibration" in repr(pairs)
+
+
+def test_compare_gives_bins_sets_and_verdicts(xgboost_model, pairs, conv_cache):
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    ok = [c for c, s in zip(data.configs(), data.status) if s == "ok"]
+    out = xgboost_model.compare(ok[0], ok[1:41], pairs=pairs, device="A100", problem_size=data.problem_size)
+    assert out["bin_probabilities"].shape == (40, 8)
+    np.testing.assert_allclose(out["bin_probabilities"].sum(axis=1), 1.0, atol=1e-9)
+    assert ((out["predicted_bin"] >= 1) & (out["predicted_bin"] <= 8)).all()
+    assert out["faster"].dtype == bool and out["defer"].dtype == bool
+    nonempty = out["set_high"] >= out["set_low"]
+    assert ((out["set_low"][nonempty] >= 1) & (out["set_high"][nonempty] <= 8)).all()
+    assert out["extrapolation"] == [""] * 40
+
+
+def test_compare_covers_measured_bins_on_held_out_pairs(xgboost_model, conv_cache, tmp_path):
+    """Calibrated on half of A100's measurements, the bin sets of the other half's disjoint pairs
+    hold the measured bin at least 1 - alpha of the time (less three standard deviations)."""
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    configs = data.configs()
+    key_of = {",".join(str(v) for v in c.values()): i for i, c in enumerate(configs)}
+    # calibrate_pairs reads files: the calibration half goes back into a Kernel Tuner cache.
+    cache = json.load(gzip.open(conv_cache("A100")))
+    ok_keys = sorted(k for k in cache["cache"] if k in key_of and data.status[key_of[k]] == "ok")
+    rng = np.random.default_rng(5)
+    rng.shuffle(ok_keys)
+    half = len(ok_keys) // 2
+    cache["cache"] = {k: cache["cache"][k] for k in ok_keys[:half]}
+    (tmp_path / "half.json").write_text(json.dumps(cache))
+    pairs = xgboost_model.calibrate_pairs([tmp_path / "half.json"], alpha=0.2, delta=0.2, kind="random", seed=1)
+    test = [key_of[k] for k in ok_keys[half:]]
+    assert len(test) > 400
+    covered = total = 0
+    for a, b in zip(test[0::2], test[1::2]):
+        out = xgboost_model.compare(configs[a], [configs[b]], pairs=pairs, device="A100", problem_size=data.problem_size)
+        speedup = data.median_ms[a] / data.median_ms[b]
+        true_bin = int(np.clip(np.floor(2 * np.log2(speedup)) + 4, 1, 8))
+        covered += out["set_low"][0] <= true_bin <= out["set_high"][0]
+        total += 1
+    assert covered / total >= 0.8 - 3 * np.sqrt(0.16 / total), (covered, total)
+
+
+def test_compare_checks_the_reference_and_candidates(xgboost_model, pairs, conv_cache):
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    good = data.configs()[:3]
+    bad_reference = dict(good[0])
+    bad_reference["blok_size_x"] = bad_reference.pop("block_size_x")
+    with pytest.raises(gpuforecast.ConfigurationError, match=r"the reference, .*did you mean block_size_x\?") as e:
+        xgboost_model.compare(bad_reference, good, pairs=pairs, device="A100", problem_size=data.problem_size)
+    assert e.value.parameter == "blok_size_x"
+    nan_row = [good[1], dict(good[2], tile_size_x=float("nan"))]
+    with pytest.raises(gpuforecast.ConfigurationError, match="configuration 1 .*tile_size_x=nan is not a finite number"):
+        xgboost_model.compare(good[0], nan_row, pairs=pairs, device="A100", problem_size=data.problem_size)
+    with pytest.raises(TypeError, match="calibrate_pairs"):
+        xgboost_model.compare(good[0], good, pairs=None, device="A100")
+
+
+def test_calibrate_pairs_refuses_bad_options(xgboost_model, conv_cache):
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="unknown pair kind \"nearby\""):
+        xgboost_model.calibrate_pairs([conv_cache("A100")], kind="nearby")
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="alpha"):
+        xgboost_model.calibrate_pairs([conv_cache("A100")], alpha=1.5)
+
+
+@pytest.fixture
+def fake_llm(tmp_path):
+    """The LLM tests' fake server (tests/llm/fake_llm_server.py) on 127.0.0.1, stopped after."""
+    port_file = tmp_path / "port"
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "llm" / "fake_llm_server.py"), str(port_file)])
+    try:
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text().strip()}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(gpuforecast._native, "LlmSurrogate"), reason="this build has no LLM client (libcurl)")
+def test_llm_surrogate_by_configuration(fake_llm, conv_cache, tmp_path):
+    llm = gpuforecast.LlmSurrogate(base_url=fake_llm, model="fake", api_key="secret-key", cache_dir=tmp_path / "cache",
+                                   retries=0, timeout_seconds=10)
+    assert "secret-key" not in repr(llm)
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    configs = data.configs()
+    llm.learn([conv_cache("A100")])
+    out = llm.compare(configs[0], configs[1:6], kernel="convolution_milo", device="A100", problem_size=data.problem_size)
+    assert out["status"] == ["ok"] * 5, out["error"]
+    np.testing.assert_allclose(out["bin_probabilities"].sum(axis=1), 1.0, atol=1e-9)
+    assert ((out["predicted_bin"] >= 1) & (out["predicted_bin"] <= 8)).all()
+    again = llm.compare(configs[0], configs[1:6], kernel="convolution_milo", device="A100", problem_size=data.problem_size)
+    assert again["from_cache"].all()
+    np.testing.assert_array_equal(again["predicted_bin"], out["predicted_bin"])
+    assert llm.counts["cache_hits"] >= 5
+
+
+@pytest.mark.skipif(not hasattr(gpuforecast._native, "LlmSurrogate"), reason="this build has no LLM client (libcurl)")
+def test_llm_surrogate_without_endpoint_says_so(monkeypatch):
+    monkeypatch.delenv("GPUFORECAST_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("GPUFORECAST_LLM_MODEL", raising=False)
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="base URL"):
+        gpuforecast.LlmSurrogate(model="m")
