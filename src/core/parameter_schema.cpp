@@ -105,23 +105,31 @@ std::vector<std::size_t> match_names(const std::vector<std::string>& known, cons
   return index;
 }
 
-// Type and finiteness of one value against the values its parameter takes.
+// Type and finiteness of one value against the values its parameter takes. The list of values
+// is written out only to refuse: on the hot path (every value of every forecast) it is not.
 void check_value(const Value& v, const std::string& name, const std::vector<Value>& values, const char* source,
                  const Config& config, std::size_t row) {
-  const Kind kind = kind_of(values);
-  const std::string expected = list_values(values);
+  const auto refuse_because = [&](auto&& message_for) {
+    const std::string expected = list_values(values);
+    refuse(row, config, name, expected, message_for(expected));
+  };
   if (v.is_float() && !std::isfinite(v.as_double()))
-    refuse(row, config, name, expected,
-           fmt::format("{}={} is not a finite number ({}: {})", name, v.to_string(), source, expected));
+    refuse_because([&](const std::string& e) {
+      return fmt::format("{}={} is not a finite number ({}: {})", name, v.to_string(), source, e);
+    });
+  const Kind kind = kind_of(values);
   if (v.is_string() && (kind == Kind::integer || kind == Kind::real))
-    refuse(row, config, name, expected,
-           fmt::format("{}=\"{}\" is a string, but {} is a number ({}: {})", name, v.as_string(), name, source, expected));
+    refuse_because([&](const std::string& e) {
+      return fmt::format("{}=\"{}\" is a string, but {} is a number ({}: {})", name, v.as_string(), name, source, e);
+    });
   if (v.is_number() && kind == Kind::text)
-    refuse(row, config, name, expected,
-           fmt::format("{}={} is a number, but {} is a string ({}: {})", name, v.to_string(), name, source, expected));
+    refuse_because([&](const std::string& e) {
+      return fmt::format("{}={} is a number, but {} is a string ({}: {})", name, v.to_string(), name, source, e);
+    });
   if (v.is_float() && kind == Kind::integer && v.as_double() != std::floor(v.as_double()))
-    refuse(row, config, name, expected,
-           fmt::format("{}={} is not an integer, but {} is ({}: {})", name, v.to_string(), name, source, expected));
+    refuse_because([&](const std::string& e) {
+      return fmt::format("{}={} is not an integer, but {} is ({}: {})", name, v.to_string(), name, source, e);
+    });
 }
 
 }  // namespace
