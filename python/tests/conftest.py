@@ -3,11 +3,17 @@ small XGBoost model trained and calibrated once per session."""
 import gzip
 import json
 import os
+import pathlib
 import shutil
 
 import pytest
 
 import gpuforecast
+
+
+# The repository (tests/support's tables, tests/llm's fake server): GPUFORECAST_SOURCE_DIR when
+# the tests run outside it (scripts/test-wheel copies them next to an installed wheel).
+SOURCE_DIR = pathlib.Path(os.environ.get("GPUFORECAST_SOURCE_DIR") or pathlib.Path(__file__).resolve().parents[2])
 
 
 def _data_dir() -> str:

@@ -3,15 +3,14 @@ also run by the C++ and command-line tests) raises ConfigurationError naming the
 and what was expected; a value training never saw is forecast and flagged as extrapolation."""
 import json
 import math
-import pathlib
 import re
 
 import pytest
+from conftest import SOURCE_DIR
 
 import gpuforecast
 
-TABLE = json.loads((pathlib.Path(__file__).resolve().parents[2] / "tests" / "support" /
-                    "malformed_configurations.json").read_text())
+TABLE = json.loads((SOURCE_DIR / "tests" / "support" / "malformed_configurations.json").read_text())
 
 
 def parse(text: str) -> dict:

@@ -2,7 +2,6 @@
 forecast()'s checks; LlmSurrogate against a fake OpenAI-compatible server on 127.0.0.1."""
 import gzip
 import json
-import pathlib
 import subprocess
 import sys
 import time
@@ -10,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-import gpuforecast
+from conftest import SOURCE_DIR
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import gpuforecast
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +92,7 @@ def test_calibrate_pairs_refuses_bad_options(xgboost_model, conv_cache):
 def fake_llm(tmp_path):
     """The LLM tests' fake server (tests/llm/fake_llm_server.py) on 127.0.0.1, stopped after."""
     port_file = tmp_path / "port"
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "llm" / "fake_llm_server.py"), str(port_file)])
+    server = subprocess.Popen([sys.executable, str(SOURCE_DIR / "tests" / "llm" / "fake_llm_server.py"), str(port_file)])
     try:
         for _ in range(100):
             if port_file.exists() and port_file.read_text().strip():
