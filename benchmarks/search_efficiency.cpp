@@ -8,6 +8,8 @@
 //                     [--strategies random,genetic,genetic+kernel_tuner,surrogate,surrogate+pretrained]
 //                     [--threads N]
 //                     [--out DIR] [--json FILE] [--with-t4] [--traces DIR]
+// --out: where the SVGs go (default build/search_efficiency, inside the ignored build folder, so
+// that a run from the repository root leaves no plots to commit by mistake).
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -45,7 +47,7 @@ struct Args {
   std::size_t first_seed = 1;  // the acceptance seeds are 1-20; others check that tuning did not fit them
   std::vector<std::string> strategies{"random", "genetic", "genetic+kernel_tuner", "surrogate", "surrogate+pretrained"};
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  fs::path out = "search_efficiency";
+  fs::path out = "build/search_efficiency";
   std::string json;
   fs::path traces;  // when set, every run's trace in T4 format
   bool with_t4 = false;
