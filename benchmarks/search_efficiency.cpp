@@ -131,16 +131,10 @@ struct Cell {
   double wall_s = 0;
 };
 
-}  // namespace
+using Cells = std::map<std::pair<const Space*, std::string>, Cell>;
 
-int main(int argc, char** argv) try {
-  const Args args = parse(argc, argv);
-  const fs::path root = args.data / "benchmark_hub" / "cachefiles";
-  if (!fs::is_directory(root)) throw invalid_argument_error(fmt::format("no datasets at {} (set GPUFORECAST_DATA)", root.string()));
-  const auto t0 = std::chrono::steady_clock::now();
-
-  // Spaces, grouped by kernel.
-  if (!args.traces.empty()) fs::create_directories(args.traces);
+// Every shared space, by kernel folder and file name, of the kernels asked for.
+std::vector<Space> load_spaces(const Args& args, const fs::path& root) {
   std::vector<Space> spaces;
   std::vector<fs::path> kernel_dirs;
   for (const auto& d : fs::directory_iterator(root))
@@ -162,50 +156,79 @@ int main(int argc, char** argv) try {
       spaces.push_back(std::move(s));
     }
   }
-  fmt::print(stderr, "search_efficiency: {} spaces loaded in {:.1f} s\n", spaces.size(),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return spaces;
+}
 
-  std::vector<const Space*> targets;
-  for (const auto& s : spaces)
-    if (args.devices.empty() || std::find(args.devices.begin(), args.devices.end(), s.device) != args.devices.end())
-      targets.push_back(&s);
-
-  // Pre-trained surrogates: for each target, trained on every other device of its kernel.
-  const bool want_pretrained =
-      std::find(args.strategies.begin(), args.strategies.end(), "surrogate+pretrained") != args.strategies.end();
+// For each target, a surrogate trained on every other device of its kernel (same vendor).
+std::map<const Space*, AnySurrogate> pretrain(const Args& args, const std::vector<Space>& spaces,
+                                              const std::vector<const Space*>& targets) {
   std::map<const Space*, AnySurrogate> pretrained;
-  if (want_pretrained) {
-    for (const Space* t : targets) {
-      const auto t1 = std::chrono::steady_clock::now();
-      std::vector<Observation> train;
+  for (const Space* t : targets) {
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<Observation> train;
+    for (const auto& s : spaces)
+      if (s.kernel == t->kernel && !s.device.starts_with(t->device) && !t->device.starts_with(s.device) &&
+          !s.device.ends_with("_T4") && same_vendor(s, *t))
+        train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
+    if (train.empty())
       for (const auto& s : spaces)
-        if (s.kernel == t->kernel && !s.device.starts_with(t->device) && !t->device.starts_with(s.device) &&
-            !s.device.ends_with("_T4") && same_vendor(s, *t))
+        if (s.kernel == t->kernel && s.file != t->file && !s.device.ends_with("_T4"))
           train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
-      if (train.empty())
-        for (const auto& s : spaces)
-          if (s.kernel == t->kernel && s.file != t->file && !s.device.ends_with("_T4"))
-            train.insert(train.end(), s.data->observations.begin(), s.data->observations.end());
-      AnySurrogate model;
-      if (args.pretrain_surrogate == "xgboost" && xgboost_available()) {
-        XgboostOptions o;
-        // Fewer, larger steps than the offline default: 16 models are trained per run.
-        o.rounds = 80;
-        o.eta = 0.2;
-        o.threads = static_cast<int>(args.threads);
-        o.seed = 1;
-        model = XgboostSurrogate(o);
-      } else {
-        model = make_surrogate(args.pretrain_surrogate, 1);
-      }
-      model.fit(train);
-      pretrained[t] = std::move(model);
-      fmt::print(stderr, "  pre-trained {} for {}/{} on {} observations in {:.1f} s\n", args.pretrain_surrogate, t->kernel,
-                 t->device, train.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+    AnySurrogate model;
+    if (args.pretrain_surrogate == "xgboost" && xgboost_available()) {
+      XgboostOptions o;
+      // Fewer, larger steps than the offline default: 16 models are trained per run.
+      o.rounds = 80;
+      o.eta = 0.2;
+      o.threads = static_cast<int>(args.threads);
+      o.seed = 1;
+      model = XgboostSurrogate(o);
+    } else {
+      model = make_surrogate(args.pretrain_surrogate, 1);
     }
+    model.fit(train);
+    pretrained[t] = std::move(model);
+    fmt::print(stderr, "  pre-trained {} for {}/{} on {} observations in {:.1f} s\n", args.pretrain_surrogate, t->kernel,
+               t->device, train.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   }
+  return pretrained;
+}
 
-  // Every (space, strategy, seed) run, spread over threads.
+// One replay run of a strategy by its benchmark name on one space and seed.
+ReplayExperiment experiment_for(const Args& args, const Space& space, const std::string& strategy, std::uint64_t seed,
+                                const std::map<const Space*, AnySurrogate>& pretrained) {
+  ReplayExperiment e;
+  e.data = space.data;
+  e.budget = args.budget;
+  e.seeds = 1;
+  e.first_seed = seed;
+  if (!args.traces.empty())
+    e.trace_path = [&args, &space, strategy, seed](std::size_t) {
+      return (args.traces / fmt::format("{}_{}_{}_seed{}.json", space.kernel, space.device, strategy, seed)).string();
+    };
+  if (strategy == "surrogate+pretrained") {
+    e.strategy = "surrogate";
+    const AnySurrogate& base = pretrained.at(&space);
+    e.settings.model_factory = [&base, &args, seed] {
+      return make_selective_model({.pretrained = base, .online_surrogate = args.online_surrogate, .seed = seed});
+    };
+    e.settings.options = args.options;
+  } else if (strategy == "surrogate") {
+    e.strategy = strategy;
+    e.settings.surrogate = args.online_surrogate;
+    e.settings.options = args.options;
+  } else if (strategy == "genetic+kernel_tuner") {
+    e.strategy = "genetic";
+    e.settings.options = {{"variant", "kernel_tuner"}};
+  } else {
+    e.strategy = strategy;
+  }
+  return e;
+}
+
+// Every (space, strategy, seed) run, spread over threads; the first failure ends the benchmark.
+Cells run_all(const Args& args, const std::vector<const Space*>& targets,
+              const std::map<const Space*, AnySurrogate>& pretrained) {
   struct Job {
     const Space* space;
     std::string strategy;
@@ -215,7 +238,7 @@ int main(int argc, char** argv) try {
   for (const Space* t : targets)
     for (const auto& st : args.strategies)
       for (std::size_t s = 0; s < args.seeds; ++s) jobs.push_back({t, st, args.first_seed + s});
-  std::map<std::pair<const Space*, std::string>, Cell> cells;
+  Cells cells;
   for (const auto& j : jobs) cells[{j.space, j.strategy}].curves.resize(args.seeds);
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex mutex;
@@ -224,33 +247,7 @@ int main(int argc, char** argv) try {
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
       const Job& j = jobs[i];
       try {
-        ReplayExperiment e;
-        e.data = j.space->data;
-        e.budget = args.budget;
-        e.seeds = 1;
-        e.first_seed = j.seed;
-        if (!args.traces.empty())
-          e.trace_path = [&args, &j](std::size_t) {
-            return (args.traces / fmt::format("{}_{}_{}_seed{}.json", j.space->kernel, j.space->device, j.strategy, j.seed)).string();
-          };
-        if (j.strategy == "surrogate+pretrained") {
-          e.strategy = "surrogate";
-          const AnySurrogate& base = pretrained.at(j.space);
-          e.settings.model_factory = [&base, &args, seed = j.seed] {
-            return make_selective_model({.pretrained = base, .online_surrogate = args.online_surrogate, .seed = seed});
-          };
-          e.settings.options = args.options;
-        } else if (j.strategy == "surrogate") {
-          e.strategy = j.strategy;
-          e.settings.surrogate = args.online_surrogate;
-          e.settings.options = args.options;
-        } else if (j.strategy == "genetic+kernel_tuner") {
-          e.strategy = "genetic";
-          e.settings.options = {{"variant", "kernel_tuner"}};
-        } else {
-          e.strategy = j.strategy;
-        }
-        auto r = run_replay_experiment(e);
+        auto r = run_replay_experiment(experiment_for(args, *j.space, j.strategy, j.seed, pretrained));
         std::lock_guard lock(mutex);
         auto& cell = cells[{j.space, j.strategy}];
         cell.curves[j.seed - args.first_seed] = r.runs.front().curve;
@@ -268,8 +265,15 @@ int main(int argc, char** argv) try {
   for (auto& t : pool) t.join();
   fmt::print(stderr, "\n");
   if (!first_error.empty()) throw error(first_error);
+  return cells;
+}
 
-  // Table.
+using Summaries = std::map<std::pair<const Space*, std::string>, std::vector<BudgetSummary>>;
+
+// The table (and its JSON rows): mean fraction of optimum ± standard error (10th percentile) at
+// each budget, per space and strategy.
+Summaries print_table(const Args& args, const std::vector<const Space*>& targets, const Cells& cells,
+                      nlohmann::json& js) {
   std::vector<std::size_t> budgets;
   for (std::size_t b : {25, 50, 100, 200})
     if (b <= args.budget) budgets.push_back(b);
@@ -281,11 +285,10 @@ int main(int argc, char** argv) try {
   for (auto b : budgets) header += fmt::format(" {:>20}", fmt::format("@{}", b));
   header += fmt::format(" {:>9}", "s/run");
   fmt::print("{}\n{}\n", header, std::string(header.size(), '-'));
-  nlohmann::json js = nlohmann::json::array();
-  std::map<std::pair<const Space*, std::string>, std::vector<BudgetSummary>> summaries;  // the anchors reuse them
+  Summaries summaries;
   for (const Space* t : targets) {
     for (const auto& st : args.strategies) {
-      const Cell& cell = cells[{t, st}];
+      const Cell& cell = cells.at({t, st});
       const auto& summary = summaries[{t, st}] = summarise_curves(cell.curves, budgets);
       std::string row = fmt::format("{:<18} {:<10} {:<21}", t->kernel, t->device, st);
       nlohmann::json jr{{"kernel", t->kernel}, {"device", t->device}, {"strategy", st}, {"seeds", args.seeds}, {"first_seed", args.first_seed}};
@@ -301,9 +304,12 @@ int main(int argc, char** argv) try {
     }
     fmt::print("\n");
   }
+  return summaries;
+}
 
-  // Against the anchors: ours at 50 beside the quoted figures, with the distance in standard
-  // errors, so that a miss or a win inside seed-to-seed noise reads as such.
+// Ours at 50 beside the quoted figures, with the distance in standard errors, so that a miss or
+// a win inside seed-to-seed noise reads as such.
+void print_anchors(const Args& args, const std::vector<const Space*>& targets, const Summaries& summaries) {
   auto at50 = [&](const Space* t, const std::string& st) -> std::optional<BudgetSummary> {
     auto it = summaries.find({t, st});
     if (it == summaries.end()) return std::nullopt;
@@ -338,14 +344,15 @@ int main(int argc, char** argv) try {
       anchor_lines.push_back(fmt::format("  pre-trained {:<6} {} against {:.2f}: {}", t->device, with_se(p),
                                          pretrained_bar, p->mean >= pretrained_bar ? "meets" : "below"));
   }
-  if (!anchor_lines.empty()) {
-    fmt::print("Against the anchors at 50 measurements (quoted: random / genetic / XGBoost-filtered, 20 seeds;\n"
-               "KT: the genetic algorithm with Kernel Tuner's operators):\n");
-    for (const auto& line : anchor_lines) fmt::print("{}\n", line);
-    fmt::print("\n");
-  }
+  if (anchor_lines.empty()) return;
+  fmt::print("Against the anchors at 50 measurements (quoted: random / genetic / XGBoost-filtered, 20 seeds;\n"
+             "KT: the genetic algorithm with Kernel Tuner's operators):\n");
+  for (const auto& line : anchor_lines) fmt::print("{}\n", line);
+  fmt::print("\n");
+}
 
-  // Convergence curves, one plot per space.
+// Convergence curves, one SVG per space: the mean over seeds of each strategy.
+void write_plots(const Args& args, const std::vector<const Space*>& targets, const Cells& cells) {
   fs::create_directories(args.out);
   const char* colours[] = {"#999999", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#D55E00"};
   for (const Space* t : targets) {
@@ -354,7 +361,7 @@ int main(int argc, char** argv) try {
     plot.size(720, 460).x_range(0, static_cast<double>(args.budget)).y_range(0, 1);
     std::size_t c = 0;
     for (const auto& st : args.strategies) {
-      const Cell& cell = cells[{t, st}];
+      const Cell& cell = cells.at({t, st});
       std::vector<double> x, y;
       for (std::size_t n = 1; n <= args.budget; ++n) {
         double sum = 0;
@@ -366,6 +373,32 @@ int main(int argc, char** argv) try {
     }
     plot.save((args.out / fmt::format("{}_{}.svg", t->kernel, t->device)).string());
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args args = parse(argc, argv);
+  const fs::path root = args.data / "benchmark_hub" / "cachefiles";
+  if (!fs::is_directory(root)) throw invalid_argument_error(fmt::format("no datasets at {} (set GPUFORECAST_DATA)", root.string()));
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!args.traces.empty()) fs::create_directories(args.traces);
+
+  const std::vector<Space> spaces = load_spaces(args, root);
+  fmt::print(stderr, "search_efficiency: {} spaces loaded in {:.1f} s\n", spaces.size(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::vector<const Space*> targets;
+  for (const auto& s : spaces)
+    if (args.devices.empty() || std::find(args.devices.begin(), args.devices.end(), s.device) != args.devices.end())
+      targets.push_back(&s);
+  const bool want_pretrained =
+      std::find(args.strategies.begin(), args.strategies.end(), "surrogate+pretrained") != args.strategies.end();
+  const auto pretrained = want_pretrained ? pretrain(args, spaces, targets) : std::map<const Space*, AnySurrogate>{};
+
+  const Cells cells = run_all(args, targets, pretrained);
+  nlohmann::json js = nlohmann::json::array();
+  print_anchors(args, targets, print_table(args, targets, cells, js));
+  write_plots(args, targets, cells);
   if (!args.json.empty()) gpuforecast::detail::write_text_file(args.json, js.dump(2) + "\n");
   fmt::print("SVG convergence curves in {}; total {:.0f} s\n", args.out.string(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
