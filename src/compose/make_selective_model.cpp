@@ -54,9 +54,9 @@ SelectiveModel make_selective_model(const SelectiveModelSpec& spec) {
     return SelectiveForecaster<AnySurrogate>(std::move(*base), std::move(*calibrator));
   }
   if (base)
-    return compose_detail::pretrained_selective_model(std::move(*base), std::move(calibrator), spec.online_surrogate,
+    return detail::compose::pretrained_selective_model(std::move(*base), std::move(calibrator), spec.online_surrogate,
                                                       spec.seed);
-  return compose_detail::online_selective_model(spec.online_surrogate, spec.seed);
+  return detail::compose::online_selective_model(spec.online_surrogate, spec.seed);
 }
 
 }  // namespace gpuforecast

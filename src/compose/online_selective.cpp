@@ -10,7 +10,7 @@
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
 
-namespace gpuforecast::compose_detail {
+namespace gpuforecast::detail::compose {
 
 AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) {
   std::string k = kind;
@@ -277,4 +277,4 @@ SelectiveModel online_selective_model(const std::string& online_kind, std::uint6
   return OnlineSelective(std::move(s), search_calibration_options(seed));
 }
 
-}  // namespace gpuforecast::compose_detail
+}  // namespace gpuforecast::detail::compose

@@ -15,7 +15,7 @@
 #include "gpuforecast/core/selective_model.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 
-namespace gpuforecast::compose_detail {
+namespace gpuforecast::detail::compose {
 
 // A fresh surrogate of `kind` configured for use inside a search (small, fast refits):
 // "default" is a random forest; "ensemble" is XGBoost + knn.
@@ -76,4 +76,4 @@ static_assert(SelectivePredictor<OnlineSelective>);
 // Trained online from the search's own measurements.
 [[nodiscard]] SelectiveModel online_selective_model(const std::string& online_kind, std::uint64_t seed);
 
-}  // namespace gpuforecast::compose_detail
+}  // namespace gpuforecast::detail::compose

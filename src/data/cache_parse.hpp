@@ -8,7 +8,7 @@
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 
-namespace gpuforecast::data_detail {
+namespace gpuforecast::detail::data {
 
 // Parses inflated JSON text. Returns nullopt, having looked at little more than the first
 // top-level key, when the document is a T4 results file (top-level "results" or
@@ -23,4 +23,4 @@ namespace gpuforecast::data_detail {
 // The folder a file lives in ("convolution_milo" for .../convolution_milo/A100.json.gz).
 [[nodiscard]] std::string parent_folder_name(const std::string& path);
 
-}  // namespace gpuforecast::data_detail
+}  // namespace gpuforecast::detail::data

@@ -97,7 +97,7 @@ SpaceData from_cache(CacheFile&& f) {
 SpaceData from_t4(T4File&& f) {
   SpaceData s;
   s.path = f.path;
-  s.kernel = data_detail::parent_folder_name(f.path);
+  s.kernel = detail::data::parent_folder_name(f.path);
   s.device = resolve_device(f.path, "", true, s.warnings);
   // T4 files carry no value lists: the values seen, ascending.
   ParameterNames names;
@@ -139,8 +139,8 @@ SpaceData from_t4(T4File&& f) {
 }  // namespace
 
 SpaceData load_space(const std::string& path) {
-  const std::string text = data_detail::read_maybe_gzip(path);
-  if (auto cache = data_detail::parse_cache_or_t4(text, path)) return from_cache(std::move(*cache));
+  const std::string text = detail::data::read_maybe_gzip(path);
+  if (auto cache = detail::data::parse_cache_or_t4(text, path)) return from_cache(std::move(*cache));
   return from_t4(parse_t4(text, path));
 }
 

@@ -12,7 +12,7 @@
 
 #include "gpuforecast/core/error.hpp"
 
-namespace gpuforecast::data_detail {
+namespace gpuforecast::detail::data {
 
 bool is_gzip(std::string_view bytes) noexcept {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
@@ -141,4 +141,4 @@ void write_text(const std::string& path, std::string_view text) {
   if (ec) throw error(fmt::format("{}: cannot rename {} into place: {}", path, tmp, ec.message()));
 }
 
-}  // namespace gpuforecast::data_detail
+}  // namespace gpuforecast::detail::data

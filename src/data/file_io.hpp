@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace gpuforecast::data_detail {
+namespace gpuforecast::detail::data {
 
 // The bytes of `path`, inflated when they start with the gzip magic (1f 8b), whatever the name.
 // Concatenated gzip members are joined. Throws input_error naming the file and the compressed
@@ -20,4 +20,4 @@ void write_text(const std::string& path, std::string_view text);
 
 [[nodiscard]] bool ends_with_gz(std::string_view path) noexcept;
 
-}  // namespace gpuforecast::data_detail
+}  // namespace gpuforecast::detail::data

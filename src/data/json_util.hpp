@@ -8,7 +8,7 @@
 
 #include "gpuforecast/core/error.hpp"
 
-namespace gpuforecast::data_detail {
+namespace gpuforecast::detail::data {
 
 // A string as a JSON literal, for paths such as cache["16,1,1"].times[3].
 inline std::string quote_json(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
@@ -38,4 +38,4 @@ inline nlohmann::ordered_json parse_json_document(std::string_view text, const s
   }
 }
 
-}  // namespace gpuforecast::data_detail
+}  // namespace gpuforecast::detail::data

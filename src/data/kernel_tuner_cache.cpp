@@ -18,7 +18,7 @@
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
-namespace data_detail {
+namespace detail::data {
 
 std::string parent_folder_name(const std::string& path) {
   const std::filesystem::path p(path);
@@ -604,22 +604,22 @@ std::optional<CacheFile> parse_cache_or_t4(std::string_view json, const std::str
   return file;
 }
 
-}  // namespace data_detail
+}  // namespace detail::data
 
 CacheFile parse_kernel_tuner_cache(std::string_view bytes, const std::string& name) {
   std::string inflated;
-  if (data_detail::is_gzip(bytes)) {
-    inflated = data_detail::gunzip(bytes, name);
+  if (detail::data::is_gzip(bytes)) {
+    inflated = detail::data::gunzip(bytes, name);
     bytes = inflated;
   }
-  auto file = data_detail::parse_cache_or_t4(bytes, name);
+  auto file = detail::data::parse_cache_or_t4(bytes, name);
   if (!file) throw input_error(name, "", "this is a T4 results file, not a Kernel Tuner cache file (use read_t4)");
   return std::move(*file);
 }
 
 CacheFile read_kernel_tuner_cache(const std::string& path) {
-  const std::string text = data_detail::read_maybe_gzip(path);
-  auto file = data_detail::parse_cache_or_t4(text, path);
+  const std::string text = detail::data::read_maybe_gzip(path);
+  auto file = detail::data::parse_cache_or_t4(text, path);
   if (!file) throw input_error(path, "", "this is a T4 results file, not a Kernel Tuner cache file (use read_t4)");
   return std::move(*file);
 }
@@ -650,7 +650,7 @@ std::string failure_name(const Measurement& m) {
 
 }  // namespace
 
-namespace data_detail {
+namespace detail::data {
 
 std::string cache_header_text(const CacheFile& file) {
   using ojson = nlohmann::ordered_json;
@@ -707,18 +707,18 @@ std::string cache_entry_text(const CacheEntry& e, const TuningSpace& space, cons
   return ojson(e.config.key()).dump() + ": " + entry.dump();
 }
 
-}  // namespace data_detail
+}  // namespace detail::data
 
 void write_kernel_tuner_cache(const CacheFile& file, const std::string& path) {
-  std::string out = data_detail::cache_header_text(file);
+  std::string out = detail::data::cache_header_text(file);
   bool first = true;
   for (const auto& e : file.entries) {
     out += first ? "\n" : ",\n";
     first = false;
-    out += data_detail::cache_entry_text(e, file.space, path);
+    out += detail::data::cache_entry_text(e, file.space, path);
   }
   out += "}\n}\n";
-  data_detail::write_text(path, out);
+  detail::data::write_text(path, out);
 }
 
 }  // namespace gpuforecast

@@ -14,14 +14,14 @@ namespace gpuforecast {
 
 KernelTunerCacheAppender::KernelTunerCacheAppender(std::string path, const CacheFile& start)
     : m_path(std::move(path)), m_space(start.space) {
-  if (data_detail::ends_with_gz(m_path))
+  if (detail::data::ends_with_gz(m_path))
     throw invalid_argument_error(fmt::format("{}: a cache written as the search goes is plain JSON; give a name "
                                              "without .gz",
                                              m_path));
-  std::string text = data_detail::cache_header_text(start);
+  std::string text = detail::data::cache_header_text(start);
   for (const auto& e : start.entries) {
     text += m_entries == 0 ? "\n" : ",\n";
-    text += data_detail::cache_entry_text(e, m_space, m_path);
+    text += detail::data::cache_entry_text(e, m_space, m_path);
     ++m_entries;
   }
   const std::string tmp = m_path + ".tmp";
@@ -60,7 +60,7 @@ void KernelTunerCacheAppender::write(const std::string& text) {
 void KernelTunerCacheAppender::append(const CacheEntry& entry) {
   if (m_closed) throw error(fmt::format("{}: appending to a closed cache file", m_path));
   // The separator goes before the entry, so that the file always ends after a complete entry.
-  write((m_entries == 0 ? "\n" : ",\n") + data_detail::cache_entry_text(entry, m_space, m_path));
+  write((m_entries == 0 ? "\n" : ",\n") + detail::data::cache_entry_text(entry, m_space, m_path));
   ++m_entries;
 }
 

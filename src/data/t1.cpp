@@ -25,7 +25,7 @@ class T1Reader {
   explicit T1Reader(const std::string& path) : m_path(path) {}
 
   T1File read(std::string_view text) {
-    const ojson doc = data_detail::parse_json_document(text, m_path);
+    const ojson doc = detail::data::parse_json_document(text, m_path);
     if (!doc.is_object()) fail("", "a T1 file is a JSON object");
     T1File out;
     out.path = m_path;
@@ -316,7 +316,7 @@ ojson expr_json(const std::string& e) {
 }  // namespace
 
 T1File read_t1(const std::string& path) {
-  const std::string text = data_detail::read_maybe_gzip(path);
+  const std::string text = detail::data::read_maybe_gzip(path);
   return T1Reader(path).read(text);
 }
 
@@ -371,7 +371,7 @@ void write_t1(const T1File& file, const std::string& path) {
   }
   spec["Arguments"] = std::move(args);
   doc["KernelSpecification"] = std::move(spec);
-  data_detail::write_text(path, doc.dump(4));
+  detail::data::write_text(path, doc.dump(4));
 }
 
 }  // namespace gpuforecast

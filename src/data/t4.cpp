@@ -20,7 +20,7 @@ class T4Reader {
   explicit T4Reader(const std::string& name) : m_name(name) {}
 
   T4File read(std::string_view text) {
-    const ojson doc = data_detail::parse_json_document(text, m_name);
+    const ojson doc = detail::data::parse_json_document(text, m_name);
     if (!doc.is_object()) throw input_error(m_name, "byte 0", "a T4 results file is a JSON object");
     T4File file;
     file.path = m_name;
@@ -92,7 +92,7 @@ class T4Reader {
       else if (v.is_boolean())
         values.emplace_back(v.get<bool>() ? 1 : 0);
       else
-        fail(fmt::format("{}.configuration[{}]", at, data_detail::quote_json(it.key())),
+        fail(fmt::format("{}.configuration[{}]", at, detail::data::quote_json(it.key())),
              fmt::format("a parameter value must be a number or a string, found {}", v.type_name()));
     }
     out.config = Config(names_for(*cfg), std::move(values));
@@ -202,15 +202,15 @@ std::string invalidity_of(const T4Result& r) {
 
 T4File parse_t4(std::string_view bytes, const std::string& name) {
   std::string inflated;
-  if (data_detail::is_gzip(bytes)) {
-    inflated = data_detail::gunzip(bytes, name);
+  if (detail::data::is_gzip(bytes)) {
+    inflated = detail::data::gunzip(bytes, name);
     bytes = inflated;
   }
   return T4Reader(name).read(bytes);
 }
 
 T4File read_t4(const std::string& path) {
-  const std::string text = data_detail::read_maybe_gzip(path);
+  const std::string text = detail::data::read_maybe_gzip(path);
   return T4Reader(path).read(text);
 }
 
@@ -245,7 +245,7 @@ void write_t4(const T4File& file, const std::string& path) {
     results.push_back(std::move(j));
   }
   doc["results"] = std::move(results);
-  data_detail::write_text(path, doc.dump(2));
+  detail::data::write_text(path, doc.dump(2));
 }
 
 }  // namespace gpuforecast

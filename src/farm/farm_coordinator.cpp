@@ -21,13 +21,13 @@
 
 namespace gpuforecast {
 
-namespace farm_detail {
+namespace detail::farm {
 namespace {
 std::atomic<bool> g_lost{false};
 }
 void note_rank_lost() noexcept { g_lost = true; }
 bool ranks_lost() noexcept { return g_lost; }
-}  // namespace farm_detail
+}  // namespace detail::farm
 
 namespace {
 using clock = std::chrono::steady_clock;
@@ -95,7 +95,7 @@ struct FarmCoordinator::Impl {
     w.report.lost = true;
     w.report.reason = std::move(reason);
     w.ready = false;
-    farm_detail::note_rank_lost();
+    detail::farm::note_rank_lost();
     fmt::print(stderr, "farm: rank {} lost: {}\n", w.report.rank, w.report.reason);
   }
 
@@ -105,7 +105,7 @@ struct FarmCoordinator::Impl {
     if (!device.empty() && !body.empty() && body != device) {
       w.report.reason = fmt::format("measures on {}, the search targets {}: takes no work", body, device);
       fmt::print(stderr, "farm: rank {} {}\n", w.report.rank, w.report.reason);
-      farm_mpi::send(w.report.rank, farm_wire::stop, {});
+      detail::mpi::send(w.report.rank, detail::wire::stop, {});
       return;
     }
     w.ready = true;
@@ -116,19 +116,19 @@ struct FarmCoordinator::Impl {
     std::vector<std::optional<std::string>> hellos(workers.size());
     const auto deadline = clock::now() + std::chrono::duration<double>(options.heartbeat_timeout_s);
     while (pending > 0 && clock::now() < deadline) {
-      auto m = farm_mpi::poll();
+      auto m = detail::mpi::poll();
       if (!m) {
         std::this_thread::sleep_for(idle_pause);
         continue;
       }
       if (m->source < 1 || static_cast<std::size_t>(m->source) > workers.size()) continue;
       Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
-      if (m->tag == farm_wire::refuse) {
+      if (m->tag == detail::wire::refuse) {
         w.report.reason = m->body;
         w.last_heard = clock::now();
         fmt::print(stderr, "farm: rank {} takes no work: {}\n", w.report.rank, m->body);
         --pending;
-      } else if (m->tag == farm_wire::hello && !hellos[static_cast<std::size_t>(m->source - 1)]) {
+      } else if (m->tag == detail::wire::hello && !hellos[static_cast<std::size_t>(m->source - 1)]) {
         hellos[static_cast<std::size_t>(m->source - 1)] = m->body;
         --pending;
       }
@@ -193,25 +193,25 @@ struct FarmCoordinator::Impl {
       w.last_heard = clock::now();
       Job& job = jobs.at(id);
       ++job.attempts;
-      farm_mpi::send(w.report.rank, farm_wire::job, farm_wire::encode_job(id, job.candidate.config));
+      detail::mpi::send(w.report.rank, detail::wire::job, detail::wire::encode_job(id, job.candidate.config));
     }
   }
 
   // One step: hand out work, take one message, give up on silent ranks. False when idle.
   bool pump() {
     dispatch();
-    auto m = farm_mpi::poll();
+    auto m = detail::mpi::poll();
     if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
       Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
       if (w.report.lost) return true;  // a rank given up on stays given up on
       w.last_heard = clock::now();
-      if (m->tag == farm_wire::result) {
+      if (m->tag == detail::wire::result) {
         std::uint64_t id = 0;
-        Measurement r = farm_wire::decode_result(m->body, id);
+        Measurement r = detail::wire::decode_result(m->body, id);
         if (w.job == id) w.job.reset();
         if (jobs.count(id) != 0) ++w.report.measured;
         finish(id, std::move(r));
-      } else if (m->tag == farm_wire::hello) {
+      } else if (m->tag == detail::wire::hello) {
         handle_hello(w, m->body);
       }
       return true;  // heartbeats only refresh last_heard
@@ -300,7 +300,7 @@ struct FarmCoordinator::Impl {
     if (stopped) return;
     stopped = true;
     for (auto& w : workers)
-      if (!w.report.lost && w.ready) farm_mpi::send(w.report.rank, farm_wire::stop, {});
+      if (!w.report.lost && w.ready) detail::mpi::send(w.report.rank, detail::wire::stop, {});
   }
 };
 

@@ -23,7 +23,7 @@ FarmSession::FarmSession() {
 }
 
 FarmSession::~FarmSession() {
-  if (farm_detail::ranks_lost()) {
+  if (detail::farm::ranks_lost()) {
     // MPI_Finalize synchronises with every rank, and a lost one never comes. The results are
     // out already: leave without it, and mpirun ends the job (status 1, "exiting improperly").
     // MPI_Abort would do the same, but Open MPI 4.1.4's mpirun crashes in its own cleanup then.

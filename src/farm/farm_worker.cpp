@@ -36,41 +36,41 @@ void refuse_farm(const std::string& reason) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) throw invalid_argument_error("refuse_farm: rank 0 coordinates; workers are ranks 1 and up");
-  farm_mpi::send(0, farm_wire::refuse, reason);
+  detail::mpi::send(0, detail::wire::refuse, reason);
 }
 
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options) {
-  farm_detail::serve_farm(measure, prototype, options, {});
+  detail::farm::serve_farm(measure, prototype, options, {});
 }
 
-void farm_detail::serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype,
+void detail::farm::serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype,
                              const FarmWorkerOptions& options, const WorkerFaults& faults) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) throw invalid_argument_error("serve_farm: rank 0 coordinates; workers are ranks 1 and up");
   if (!(options.heartbeat_interval_s > 0)) throw invalid_argument_error("farm: heartbeat_interval_s must be > 0");
-  farm_mpi::send(0, farm_wire::hello, options.device);
+  detail::mpi::send(0, detail::wire::hello, options.device);
   const auto beat = std::chrono::duration<double>(options.heartbeat_interval_s);
   ParameterNames names;
   std::size_t results = 0;
   for (;;) {
-    auto m = farm_mpi::poll(0);
+    auto m = detail::mpi::poll(0);
     if (!m) {
       std::this_thread::sleep_for(idle_pause);
       continue;
     }
-    if (m->tag == farm_wire::stop) return;
-    if (m->tag != farm_wire::job) continue;
+    if (m->tag == detail::wire::stop) return;
+    if (m->tag != detail::wire::job) continue;
     std::uint64_t id = 0;
     Candidate c = prototype;
-    c.config = farm_wire::decode_job(m->body, id, names);
+    c.config = detail::wire::decode_job(m->body, id, names);
     if (faults.hang_after > 0 && results == faults.hang_after)
       std::this_thread::sleep_for(std::chrono::duration<double>(faults.hang_seconds));
     // Measure on a second thread; this one, the only one that talks MPI, keeps the heartbeat.
     auto pending = std::async(std::launch::async, [&] { return measure_one(measure, c); });
     while (pending.wait_for(beat) != std::future_status::ready)
-      farm_mpi::send(0, farm_wire::heartbeat, farm_wire::encode_id(id));
-    farm_mpi::send(0, farm_wire::result, farm_wire::encode_result(id, pending.get()));
+      detail::mpi::send(0, detail::wire::heartbeat, detail::wire::encode_id(id));
+    detail::mpi::send(0, detail::wire::result, detail::wire::encode_result(id, pending.get()));
     ++results;
     if (faults.die_after > 0 && results == faults.die_after) std::raise(SIGKILL);
   }

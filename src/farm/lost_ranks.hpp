@@ -1,6 +1,6 @@
 #pragma once
 // Whether this process gave up on a rank: then the session cannot finalise MPI normally.
-namespace gpuforecast::farm_detail {
+namespace gpuforecast::detail::farm {
 void note_rank_lost() noexcept;
 [[nodiscard]] bool ranks_lost() noexcept;
-}  // namespace gpuforecast::farm_detail
+}  // namespace gpuforecast::detail::farm

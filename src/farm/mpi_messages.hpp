@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace gpuforecast::farm_mpi {
+namespace gpuforecast::detail::mpi {
 
 struct Message {
   int source = 0;
@@ -31,4 +31,4 @@ inline std::optional<Message> poll(int source = MPI_ANY_SOURCE) {
   return m;
 }
 
-}  // namespace gpuforecast::farm_mpi
+}  // namespace gpuforecast::detail::mpi

@@ -5,7 +5,7 @@
 
 #include "gpuforecast/surrogate/archive.hpp"
 
-namespace gpuforecast::farm_wire {
+namespace gpuforecast::detail::wire {
 
 std::string encode_job(std::uint64_t id, const Config& config) {
   ArchiveWriter w;
@@ -78,4 +78,4 @@ std::uint64_t decode_id(const std::string& bytes) {
   return r.u64();
 }
 
-}  // namespace gpuforecast::farm_wire
+}  // namespace gpuforecast::detail::wire

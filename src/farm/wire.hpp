@@ -8,7 +8,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/measurement.hpp"
 
-namespace gpuforecast::farm_wire {
+namespace gpuforecast::detail::wire {
 
 enum Tag : int {
   hello = 1,      // worker -> 0: device name
@@ -27,4 +27,4 @@ enum Tag : int {
 [[nodiscard]] std::string encode_id(std::uint64_t id);
 [[nodiscard]] std::uint64_t decode_id(const std::string& bytes);
 
-}  // namespace gpuforecast::farm_wire
+}  // namespace gpuforecast::detail::wire

@@ -6,7 +6,7 @@
 
 #include "gpuforecast/farm/farm_worker.hpp"
 
-namespace gpuforecast::farm_detail {
+namespace gpuforecast::detail::farm {
 
 struct WorkerFaults {
   // After this many results (0: never) the rank kills itself (SIGKILL), or takes its next
@@ -19,4 +19,4 @@ struct WorkerFaults {
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options,
                 const WorkerFaults& faults);
 
-}  // namespace gpuforecast::farm_detail
+}  // namespace gpuforecast::detail::farm

@@ -49,8 +49,8 @@ double fitness_of(const Measurement& m) {
 
 // Kernel Tuner's genetic_algorithm.py, operator for operator (see the header).
 void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::vector<Config> population,
-                              search_detail::Rng& rng) {
-  using namespace search_detail;
+                              detail::search::Rng& rng) {
+  using namespace detail::search;
   const Indexer ix(ctx.space());
   const std::size_t pop_size = population.size();
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -103,7 +103,7 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
 // next generation keeps them), so no worker waits for a generation's slowest measurement.
 class AsyncElitist {
  public:
-  AsyncElitist(SearchContext& ctx, const GeneticOptions& o, std::size_t pop_size, search_detail::Rng& rng)
+  AsyncElitist(SearchContext& ctx, const GeneticOptions& o, std::size_t pop_size, detail::search::Rng& rng)
       : m_ctx(ctx), m_o(o), m_pop_size(pop_size), m_rng(rng), m_ix(ctx.space()) {}
 
   void run(std::vector<Member> population) {
@@ -177,7 +177,7 @@ class AsyncElitist {
     return pool;
   }
   Member breed(const std::vector<Member>& pool, double rate) {
-    using namespace search_detail;
+    using namespace detail::search;
     std::uniform_int_distribution<std::size_t> any(0, pool.size() - 1);
     auto tournament = [&]() -> const Member& {
       std::size_t best = any(m_rng);
@@ -199,14 +199,14 @@ class AsyncElitist {
   SearchContext& m_ctx;
   const GeneticOptions& m_o;
   std::size_t m_pop_size;
-  search_detail::Rng& m_rng;
-  search_detail::Indexer m_ix;
+  detail::search::Rng& m_rng;
+  detail::search::Indexer m_ix;
 };
 
 }  // namespace
 
 void GeneticSearch::run(SearchContext& ctx) {
-  using namespace search_detail;
+  using namespace detail::search;
   Rng rng(m_options.seed);
   const Indexer ix(ctx.space());
   const std::size_t pop_size = std::max<std::size_t>(2, m_options.population_size);

@@ -5,7 +5,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 
-namespace gpuforecast::search_detail {
+namespace gpuforecast::detail::search {
 
 Indexer::Indexer(const TuningSpace& space) : m_space(&space) {}
 
@@ -90,4 +90,4 @@ Config random_valid(const TuningSpace& space, Rng& rng) {
   return std::move(drawn.front());
 }
 
-}  // namespace gpuforecast::search_detail
+}  // namespace gpuforecast::detail::search

@@ -7,7 +7,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 
-namespace gpuforecast::search_detail {
+namespace gpuforecast::detail::search {
 
 using Rng = std::mt19937_64;
 
@@ -43,4 +43,4 @@ struct Repaired {
 // One uniformly drawn valid config (seeded from rng).
 [[nodiscard]] Config random_valid(const TuningSpace& space, Rng& rng);
 
-}  // namespace gpuforecast::search_detail
+}  // namespace gpuforecast::detail::search

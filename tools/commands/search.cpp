@@ -427,7 +427,7 @@ FarmSearch farm_search_of(const SearchArgs& a) {
 // processes, watchdog, compile cache) and compiles what it measures; a rank that cannot (no
 // CUDA driver, no GPU, a build without the CUDA runtime) tells rank 0 why and takes no work.
 void serve_gpu_rank(const SearchArgs& a, gpuforecast::Candidate prototype,
-                    const gpuforecast::farm_detail::WorkerFaults& faults) {
+                    const gpuforecast::detail::farm::WorkerFaults& faults) {
   using namespace gpuforecast;
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
   CudaBenchmarkerOptions options;
@@ -442,7 +442,7 @@ void serve_gpu_rank(const SearchArgs& a, gpuforecast::Candidate prototype,
   prototype.device = std::make_shared<const Device>(bench->devices().front());
   FarmWorkerOptions w;
   w.device = prototype.device->name;
-  farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench->measure(c); }, prototype, w, faults);
+  detail::farm::serve_farm([&bench](std::span<const Candidate> c) { return bench->measure(c); }, prototype, w, faults);
 #else
   (void)a, (void)prototype, (void)faults;
   refuse_farm("this build has no CUDA runtime (configure with the CUDA toolkit at /usr/local/cuda)");
@@ -460,7 +460,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   auto& data = search.data;
   Candidate& prototype = search.prototype;
   // Every rank reads --farm-fault, so that a bad one stops rank 0 too.
-  farm_detail::WorkerFaults faults;
+  detail::farm::WorkerFaults faults;
   {
     if (!a.farm_fault.empty()) {
       std::vector<std::string> parts;
@@ -482,7 +482,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
     FarmWorkerOptions w;
     w.device = search.device;
     ReplayBenchmarker bench(data, ReplayOptions{0, ReplaySampling::median, a.time_scale});
-    farm_detail::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, prototype, w, faults);
+    detail::farm::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, prototype, w, faults);
     return;
   }
   FarmCoordinator farm(search.device, FarmCoordinatorOptions{.heartbeat_timeout_s = a.heartbeat_timeout, .max_attempts = 2});

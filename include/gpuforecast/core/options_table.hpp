@@ -45,7 +45,7 @@ struct OptionInfo {
   std::string part;           // the part's table it came from through include(), else empty
 };
 
-namespace options_detail {
+namespace detail::options {
 
 inline std::string number_text(double x) {
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
@@ -97,7 +97,7 @@ std::string type_name() {
   else return "number";
 }
 
-}  // namespace options_detail
+}  // namespace detail::options
 
 template <class Options>
 class OptionsTable {
@@ -114,17 +114,17 @@ class OptionsTable {
                   "OptionsTable::add takes numbers, bools and strings; use add_choice for enumerations");
     Entry e;
     const bool ranged = std::is_arithmetic_v<Field> && !std::is_same_v<Field, bool>;
-    e.info = {name, options_detail::type_name<Field>(), ranged ? range.text() : "", "", std::move(description), ""};
+    e.info = {name, detail::options::type_name<Field>(), ranged ? range.text() : "", "", std::move(description), ""};
     e.parse = [access, range](Options& o, std::string_view text) -> std::string {
       Field v{};
-      if (auto why = options_detail::parse(text, v); !why.empty()) return why;
+      if (auto why = detail::options::parse(text, v); !why.empty()) return why;
       if constexpr (std::is_arithmetic_v<Field> && !std::is_same_v<Field, bool>)
         if (!range.contains(static_cast<double>(v))) return "must be in " + range.text();
       std::invoke(access, o) = v;
       return {};
     };
     e.format = [access](const Options& o) {
-      return options_detail::to_text(std::invoke(access, const_cast<Options&>(o)));
+      return detail::options::to_text(std::invoke(access, const_cast<Options&>(o)));
     };
     m_entries.push_back(std::move(e));
     return *this;
@@ -246,9 +246,9 @@ class OptionsTable {
 
 inline std::string OptionRange::text() const {
   const bool lo = std::isfinite(min), hi = std::isfinite(max);
-  if (lo && hi) return "[" + options_detail::number_text(min) + ", " + options_detail::number_text(max) + "]";
-  if (lo) return ">= " + options_detail::number_text(min);
-  if (hi) return "<= " + options_detail::number_text(max);
+  if (lo && hi) return "[" + detail::options::number_text(min) + ", " + detail::options::number_text(max) + "]";
+  if (lo) return ">= " + detail::options::number_text(min);
+  if (hi) return "<= " + detail::options::number_text(max);
   return "";
 }
 

@@ -74,7 +74,7 @@ class Batch {
   std::vector<Config> chosen;
 
  private:
-  search_detail::Indexer m_ix;
+  detail::search::Indexer m_ix;
   const Proposals& m_proposals;
   std::vector<char> m_taken;
   std::vector<std::vector<std::size_t>> m_genes;

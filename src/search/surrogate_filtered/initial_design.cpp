@@ -29,7 +29,7 @@ const OptionsTable<InitialDesignOptions>& initial_design_options_table() {
 
 namespace {
 
-using search_detail::Indexer;
+using detail::search::Indexer;
 
 std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
   std::size_t d = 0;

@@ -37,7 +37,7 @@ const OptionsTable<ProposalOptions>& proposal_options_table() {
 
 namespace {
 
-using search_detail::Indexer;
+using detail::search::Indexer;
 using Rng = std::mt19937_64;
 
 struct Parent {
@@ -132,12 +132,12 @@ void propose_bred(const Indexer& ix, std::vector<Parent>& parents, std::size_t c
     std::vector<std::size_t> child;
     if (attempts <= n_cross) {
       Parent& b = pick_parent(parents, o, rng);
-      child = search_detail::mutate(ix, search_detail::uniform_crossover(a.genes, b.genes, rng), o.mutation_rate / 2,
+      child = detail::search::mutate(ix, detail::search::uniform_crossover(a.genes, b.genes, rng), o.mutation_rate / 2,
                                     false, rng);
     } else {
-      child = search_detail::mutate(ix, a.genes, o.mutation_rate, true, rng);
+      child = detail::search::mutate(ix, a.genes, o.mutation_rate, true, rng);
     }
-    auto fixed = search_detail::repair(ix, std::move(child), 8, rng);
+    auto fixed = detail::search::repair(ix, std::move(child), 8, rng);
     if (fixed.valid) sink.add(std::move(fixed.config));
   }
 }
