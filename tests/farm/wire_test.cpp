@@ -16,7 +16,7 @@ TEST_CASE("a job carries the configuration's names and values of every kind", "[
   const Config sent(names, {Value(128), Value(0.5), Value("row")});
   ParameterNames received_names;
   std::uint64_t id = 0;
-  const Config got = farm_wire::decode_job(farm_wire::encode_job(42, sent), id, received_names);
+  const Config got = detail::wire::decode_job(detail::wire::encode_job(42, sent), id, received_names);
   CHECK(id == 42);
   CHECK(got == sent);
   CHECK(got.names() == sent.names());
@@ -24,7 +24,7 @@ TEST_CASE("a job carries the configuration's names and values of every kind", "[
   CHECK(got[1].is_float());
   CHECK(got[2].is_string());
   // The next job with the same parameters shares the name list instead of making another.
-  const Config again = farm_wire::decode_job(farm_wire::encode_job(43, sent), id, received_names);
+  const Config again = detail::wire::decode_job(detail::wire::encode_job(43, sent), id, received_names);
   CHECK(again.shared_names() == got.shared_names());
 }
 
@@ -37,7 +37,7 @@ TEST_CASE("a result carries the whole measurement", "[farm]") {
   m.reason = "RuntimeFailedConfig";
   m.log = "too many resources requested for launch";
   std::uint64_t id = 0;
-  const Measurement got = farm_wire::decode_result(farm_wire::encode_result(7, m), id);
+  const Measurement got = detail::wire::decode_result(detail::wire::encode_result(7, m), id);
   CHECK(id == 7);
   CHECK(got.status == m.status);
   CHECK(got.samples_ms == m.samples_ms);
@@ -53,14 +53,14 @@ TEST_CASE("a result carries the whole measurement", "[farm]") {
 
 TEST_CASE("a truncated or corrupted message is refused naming its kind and position", "[farm]") {
   auto names = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"block"});
-  std::string job = farm_wire::encode_job(1, Config(names, {Value(64)}));
+  std::string job = detail::wire::encode_job(1, Config(names, {Value(64)}));
   job.resize(job.size() - 3);
   ParameterNames received;
   std::uint64_t id = 0;
-  CHECK_THROWS_WITH(farm_wire::decode_job(job, id, received),
+  CHECK_THROWS_WITH(detail::wire::decode_job(job, id, received),
                     Catch::Contains("farm job message") && Catch::Contains("at byte"));
-  std::string result = farm_wire::encode_result(1, Measurement{});
+  std::string result = detail::wire::encode_result(1, Measurement{});
   result[8] = '\x7f';  // the status
-  CHECK_THROWS_WITH(farm_wire::decode_result(result, id),
+  CHECK_THROWS_WITH(detail::wire::decode_result(result, id),
                     Catch::Contains("farm result message") && Catch::Contains("unknown status"));
 }

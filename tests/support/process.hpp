@@ -4,8 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <fstream>
 #include <sstream>
@@ -31,6 +36,27 @@ inline pid_t spawn_with_log(std::vector<std::string> argv, const std::string& lo
   INFO("cannot start " << argv[0]);
   REQUIRE(rc == 0);
   return pid;
+}
+
+// Waits for `pid` at most `seconds`; past that it is killed (SIGKILL) and the wait says so in a
+// warning, so that a program that never ends fails its test instead of eating the CI's time.
+// Returns the exit status, 128 + the signal when it was killed.
+inline int wait_with_deadline(pid_t pid, double seconds, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    REQUIRE(done >= 0);
+    if (done == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      WARN(what << " did not end within " << seconds << " s: killed");
+      ::kill(pid, SIGKILL);
+      REQUIRE(waitpid(pid, &status, 0) == pid);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 inline std::string text_of(const std::string& path) {
