@@ -29,34 +29,13 @@ namespace gpuforecast::python {
 
 namespace {
 
-// Decisions for every candidate: forecast() (which checks each against the model, and against
-// the space when given), or with a reference runtime, the calibrator per row, which adds the
-// eight speedup-bin probabilities.
+// Decisions for every candidate: forecast()'s own path, which checks each against the model (and
+// the space when given); a reference runtime adds the eight speedup-bin probabilities.
 std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> c, std::optional<double> reference_ms,
                                  const TuningSpace* space) {
-  if (!reference_ms) return space ? forecast(model, c, *space) : forecast(model, c);
-  if (!(*reference_ms > 0) || !std::isfinite(*reference_ms))
+  if (reference_ms && (!(*reference_ms > 0) || !std::isfinite(*reference_ms)))
     throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
-  const auto& m = model.impl();
-  std::vector<std::string> notes = check_candidates(m, c, space);
-  const auto f = m.surrogate.predict(c);
-  std::vector<Decision> out;
-  out.reserve(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    if (m.calibrator) {
-      out.push_back(m.calibrator->decide(c[i], f[i], *reference_ms));
-    } else {
-      // As forecast() does without a calibration: the surrogate's own interval, and defer.
-      Decision d;
-      d.forecast = f[i];
-      d.interval_low_ms = f[i].lower_ms;
-      d.interval_high_ms = f[i].upper_ms;
-      d.reason = "model is not calibrated (run gpuforecast calibrate): measure";
-      out.push_back(std::move(d));
-    }
-    out.back().extrapolation = std::move(notes[i]);
-  }
-  return out;
+  return decide(model, c, space, reference_ms);
 }
 
 nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {

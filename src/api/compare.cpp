@@ -14,13 +14,6 @@ namespace gpuforecast {
 
 namespace {
 
-std::vector<Forecast> predict_checked(const Model::Impl& m, std::span<const Candidate> c) {
-  std::vector<Forecast> f = m.surrogate.predict(c);
-  if (f.size() != c.size())
-    throw error(fmt::format("surrogate {} returned {} forecasts for {} candidates", m.surrogate.kind(), f.size(), c.size()));
-  return f;
-}
-
 using SpaceKey = std::tuple<std::string, std::string, std::vector<std::int64_t>>;
 
 SpaceKey space_of(const Candidate& c) { return {c.kernel, c.device ? c.device->name : "", c.problem_size}; }
@@ -49,7 +42,7 @@ PairwiseSelector calibrate_pairs(const Model& model, std::span<const Observation
   std::map<SpaceKey, std::vector<std::size_t>> spaces;
   for (std::size_t i = 0; i < points.size(); ++i) spaces[space_of(points[i])].push_back(i);
 
-  const std::vector<Forecast> forecasts = predict_checked(m, points);
+  const std::vector<Forecast> forecasts = predict_all(m, points);
   std::vector<CandidatePair> pairs;
   std::uint64_t space_index = 0;
   for (const auto& [key, members] : spaces) {
@@ -85,7 +78,7 @@ std::vector<Comparison> compare(const Model& model, const PairwiseSelector& sele
   points.reserve(candidates.size() + 1);
   points.push_back(reference);
   points.insert(points.end(), candidates.begin(), candidates.end());
-  const std::vector<Forecast> forecasts = predict_checked(m, points);
+  const std::vector<Forecast> forecasts = predict_all(m, points);
   std::vector<CandidatePair> pairs;
   for (std::size_t i = 0; i < candidates.size(); ++i) pairs.push_back({0, i + 1});
   const auto p = pair_bin_probabilities(forecasts, pairs);

@@ -103,32 +103,34 @@ std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const 
   return notes;
 }
 
-namespace {
+std::vector<Forecast> predict_all(const Model::Impl& m, std::span<const Candidate> candidates) {
+  std::vector<Forecast> f = m.surrogate.predict(candidates);
+  if (f.size() != candidates.size())
+    throw error(fmt::format("surrogate {} returned {} forecasts for {} candidate{}", m.surrogate.kind(), f.size(),
+                            candidates.size(), candidates.size() == 1 ? "" : "s"));
+  return f;
+}
 
-std::vector<Decision> decide(const Model& model, std::span<const Candidate> candidates, const TuningSpace* space) {
+std::vector<Decision> decide(const Model& model, std::span<const Candidate> candidates, const TuningSpace* space,
+                             std::optional<double> reference_ms) {
   const auto& m = model.impl();
   std::vector<std::string> notes = check_candidates(m, candidates, space);
-  const std::vector<Forecast> f = m.surrogate.predict(candidates);
-  if (f.size() != candidates.size())
-    throw error(fmt::format("surrogate {} returned {} forecasts for {} candidates", m.surrogate.kind(), f.size(),
-                            candidates.size()));
+  const std::vector<Forecast> f = predict_all(m, candidates);
   std::vector<Decision> out;
   out.reserve(f.size());
   for (std::size_t i = 0; i < f.size(); ++i) {
-    out.push_back(m.calibrator ? m.calibrator->decide(candidates[i], f[i]) : uncalibrated(f[i]));
+    out.push_back(m.calibrator ? m.calibrator->decide(candidates[i], f[i], reference_ms) : uncalibrated(f[i]));
     out.back().extrapolation = std::move(notes[i]);
   }
   return out;
 }
 
-}  // namespace
-
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {
-  return decide(model, candidates, nullptr);
+  return decide(model, candidates, nullptr, std::nullopt);
 }
 
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates, const TuningSpace& space) {
-  return decide(model, candidates, &space);
+  return decide(model, candidates, &space, std::nullopt);
 }
 
 Decision forecast(const Model& model, const Candidate& candidate) {
@@ -136,13 +138,7 @@ Decision forecast(const Model& model, const Candidate& candidate) {
 }
 
 Decision forecast(const Model& model, const Candidate& candidate, double reference_ms) {
-  const auto& m = model.impl();
-  std::string note = check_candidates(m, std::span<const Candidate>(&candidate, 1)).front();
-  const std::vector<Forecast> f = m.surrogate.predict(std::span<const Candidate>(&candidate, 1));
-  if (f.size() != 1) throw error(fmt::format("surrogate {} returned {} forecasts for 1 candidate", m.surrogate.kind(), f.size()));
-  Decision d = m.calibrator ? m.calibrator->decide(candidate, f[0], reference_ms) : uncalibrated(f[0]);
-  d.extrapolation = std::move(note);
-  return d;
+  return decide(model, std::span<const Candidate>(&candidate, 1), nullptr, reference_ms).front();
 }
 
 }  // namespace gpuforecast

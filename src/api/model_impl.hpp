@@ -23,6 +23,15 @@ struct Model::Impl {
 [[nodiscard]] std::vector<std::string> check_candidates(const Model::Impl& model, std::span<const Candidate> candidates,
                                                         const TuningSpace* space = nullptr);
 
+// The surrogate's forecasts of `candidates`, one each (error otherwise: a surrogate's bug).
+[[nodiscard]] std::vector<Forecast> predict_all(const Model::Impl& model, std::span<const Candidate> candidates);
+
+// What every forecast() is: check_candidates, predict_all, then the calibrator's decision per
+// row (with the reference's runtime when given: the speedup-bin probabilities), or defer when
+// the model is not calibrated.
+[[nodiscard]] std::vector<Decision> decide(const Model& model, std::span<const Candidate> candidates,
+                                           const TuningSpace* space, std::optional<double> reference_ms);
+
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
 [[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator,
                                std::string path = "<memory>");
