@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/value_archive.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 
 namespace gpuforecast::detail::wire {
@@ -14,9 +15,7 @@ std::string encode_job(std::uint64_t id, const Config& config) {
   for (std::size_t i = 0; i < config.size(); ++i) {
     const Value& v = config[i];
     w.str(config.names()[i]);
-    if (v.is_int()) w.u32(0), w.i64(v.as_int());
-    else if (v.is_float()) w.u32(1), w.f64(v.as_double());
-    else w.u32(2), w.str(v.as_string());
+    write_value(w, v);
   }
   return w.release();
 }
@@ -30,12 +29,7 @@ Config decode_job(const std::string& bytes, std::uint64_t& id, ParameterNames& n
   std::vector<Value> values;
   for (std::uint64_t i = 0; i < n; ++i) {
     got.push_back(r.str());
-    switch (r.u32()) {
-      case 0: values.emplace_back(r.i64()); break;
-      case 1: values.emplace_back(r.f64()); break;
-      case 2: values.emplace_back(r.str()); break;
-      default: r.fail("unknown value kind");
-    }
+    values.push_back(read_value(r, "unknown value kind"));
   }
   if (!names || *names != got) names = std::make_shared<const std::vector<std::string>>(std::move(got));
   return Config(names, std::move(values));

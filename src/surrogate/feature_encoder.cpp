@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/value_archive.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
@@ -198,28 +199,6 @@ std::vector<double> FeatureEncoder::encode(const Candidate& candidate) const {
   return encode(std::span<const Candidate>(&candidate, 1));
 }
 
-namespace {
-void save_value(ArchiveWriter& w, const Value& v) {
-  if (v.is_int()) {
-    w.u32(0);
-    w.i64(v.as_int());
-  } else if (v.is_float()) {
-    w.u32(1);
-    w.f64(v.as_double());
-  } else {
-    w.u32(2);
-    w.str(v.as_string());
-  }
-}
-Value load_value(ArchiveReader& r) {
-  switch (r.u32()) {
-    case 0: return Value(r.i64());
-    case 1: return Value(r.f64());
-    case 2: return Value(r.str());
-    default: r.fail("unknown parameter value type in feature vocabulary");
-  }
-}
-}  // namespace
 
 void FeatureEncoder::save(ArchiveWriter& w) const {
   w.u32(1);  // encoder layout version
@@ -242,7 +221,7 @@ void FeatureEncoder::save(ArchiveWriter& w) const {
     w.i64(p.raw_column);
     w.i64(p.one_hot_first);
     w.u64(p.categories.size());
-    for (const auto& v : p.categories) save_value(w, v);
+    for (const auto& v : p.categories) detail::write_value(w, v);
   }
   w.u64(m_feature_first);
   w.u64(m_feature_names.size());
@@ -278,7 +257,8 @@ FeatureEncoder FeatureEncoder::load(ArchiveReader& r) {
     p.one_hot_first = r.i64();
     const auto nc = r.u64();
     if (nc > n) r.fail("implausible category count");
-    for (std::uint64_t k = 0; k < nc; ++k) p.categories.push_back(load_value(r));
+    for (std::uint64_t k = 0; k < nc; ++k)
+      p.categories.push_back(detail::read_value(r, "unknown parameter value type in feature vocabulary"));
     auto in_range = [&](std::int64_t c, std::size_t width) {
       return c == -1 || (c >= 0 && static_cast<std::uint64_t>(c) + width <= n);
     };

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/value_archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -180,28 +181,6 @@ namespace {
 // Format 2 of the training section adds the parameter schemas after the counts.
 constexpr std::uint32_t training_section_version = 2;
 
-void write_value(ArchiveWriter& w, const Value& v) {
-  if (v.is_int()) {
-    w.u32(0);
-    w.i64(v.as_int());
-  } else if (v.is_float()) {
-    w.u32(1);
-    w.f64(v.as_double());
-  } else {
-    w.u32(2);
-    w.str(v.as_string());
-  }
-}
-
-Value read_value(ArchiveReader& r) {
-  switch (r.u32()) {
-    case 0: return Value(r.i64());
-    case 1: return Value(r.f64());
-    case 2: return Value(r.str());
-    default: r.fail("unknown parameter value type");
-  }
-}
-
 void write_schemas(ArchiveWriter& w, const std::vector<KernelSchema>& schemas) {
   w.u64(schemas.size());
   for (const auto& k : schemas) {
@@ -210,7 +189,7 @@ void write_schemas(ArchiveWriter& w, const std::vector<KernelSchema>& schemas) {
     for (const auto& p : k.parameters) {
       w.str(p.name);
       w.u64(p.values.size());
-      for (const auto& v : p.values) write_value(w, v);
+      for (const auto& v : p.values) detail::write_value(w, v);
     }
   }
 }
@@ -228,7 +207,7 @@ std::vector<KernelSchema> read_schemas(ArchiveReader& r, std::size_t bound) {
     for (auto& p : k.parameters) {
       p.name = r.str();
       p.values.resize(count());
-      for (auto& v : p.values) v = read_value(r);
+      for (auto& v : p.values) v = detail::read_value(r, "unknown parameter value type");
     }
   }
   return out;
