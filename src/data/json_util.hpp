@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/value.hpp"
 
 namespace gpuforecast::detail::data {
 
@@ -20,6 +22,17 @@ inline std::string json_error_message(const nlohmann::detail::exception& ex) {
     if (auto close = w.find("] "); close != std::string_view::npos) w.remove_prefix(close + 2);
   }
   return std::string(w);
+}
+
+// A JSON number, string or boolean (as 1 / 0) as a parameter value; nullopt for anything else
+// (null, an array, an object), which each reader refuses naming where it found it.
+template <class Json>
+std::optional<Value> scalar_value(const Json& j) {
+  if (j.is_number_integer()) return Value(j.template get<std::int64_t>());
+  if (j.is_number()) return Value(j.template get<double>());
+  if (j.is_string()) return Value(j.template get<std::string>());
+  if (j.is_boolean()) return Value(j.template get<bool>() ? 1 : 0);
+  return std::nullopt;
 }
 
 // A whole JSON document, keys in file order; a parse error names the file and byte, and says

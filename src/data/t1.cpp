@@ -199,10 +199,7 @@ class T1Reader {
   }
 
   Value scalar_value(const ojson& j, const std::string& where) const {
-    if (j.is_number_integer()) return Value(j.get<std::int64_t>());
-    if (j.is_number()) return Value(j.get<double>());
-    if (j.is_string()) return Value(j.get<std::string>());
-    if (j.is_boolean()) return Value(j.get<bool>() ? 1 : 0);
+    if (auto v = detail::data::scalar_value(j)) return *v;
     fail(where, fmt::format("a value must be a number or a string, found {}", j.type_name()));
   }
 

@@ -83,14 +83,8 @@ class T4Reader {
     values.reserve(cfg->size());
     for (auto it = cfg->begin(); it != cfg->end(); ++it) {
       const ojson& v = it.value();
-      if (v.is_number_integer())
-        values.emplace_back(v.get<std::int64_t>());
-      else if (v.is_number())
-        values.emplace_back(v.get<double>());
-      else if (v.is_string())
-        values.emplace_back(v.get<std::string>());
-      else if (v.is_boolean())
-        values.emplace_back(v.get<bool>() ? 1 : 0);
+      if (auto value = detail::data::scalar_value(v))
+        values.push_back(std::move(*value));
       else
         fail(fmt::format("{}.configuration[{}]", at, detail::data::quote_json(it.key())),
              fmt::format("a parameter value must be a number or a string, found {}", v.type_name()));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "data/json_util.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/t1.hpp"
@@ -57,10 +58,7 @@ std::vector<Config> read_config_lines(const std::string& path) {
     std::vector<Value> values;
     for (const auto& [name, v] : row.items()) {
       names->push_back(name);
-      if (v.is_number_integer()) values.emplace_back(v.get<std::int64_t>());
-      else if (v.is_number()) values.emplace_back(v.get<double>());
-      else if (v.is_string()) values.emplace_back(v.get<std::string>());
-      else if (v.is_boolean()) values.emplace_back(static_cast<std::int64_t>(v.get<bool>()));
+      if (auto value = detail::data::scalar_value(v)) values.push_back(std::move(*value));
       else throw input_error(path, where + ": " + name, fmt::format("value {} is not a number or a string", v.dump()));
     }
     out.emplace_back(std::move(names), std::move(values));
