@@ -6,37 +6,17 @@
 
 #include "gpuforecast/compare.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
-#include "gpuforecast/surrogate/model_file.hpp"
-#include "support/data.hpp"
-#include "data/temp_dir.hpp"
+#include "support/knn_model.hpp"
 
 using namespace gpuforecast;
 
 namespace {
 
 std::vector<Observation> successful(const std::string& device) {
-  const SpaceData space = load_space(test::cache_file("convolution_milo", device).string());
-  std::vector<Observation> ok;
-  for (const auto& o : space.observations)
-    if (o.measurement.ok()) ok.push_back(o);
-  return ok;
+  return test::successful_observations("convolution_milo", device);
 }
 
-// k-NN trained on convolution_milo A100, written and loaded as a user does.
-const Model& model() {
-  static const test::TempDir dir;
-  static const Model m = [] {
-    const auto ok = successful("A100");
-    KnnSurrogate knn;
-    knn.fit(ok);
-    const auto path = (dir.path() / "knn.gfm").string();
-    save_surrogate(path, AnySurrogate(std::move(knn)), TrainingSummary::of(ok));
-    return load(path);
-  }();
-  return m;
-}
+const Model& model() { return test::convolution_knn_model(); }
 
 }  // namespace
 

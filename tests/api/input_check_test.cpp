@@ -12,10 +12,8 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/forecast.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
-#include "gpuforecast/surrogate/model_file.hpp"
 #include "support/data.hpp"
-#include "data/temp_dir.hpp"
+#include "support/knn_model.hpp"
 
 using namespace gpuforecast;
 
@@ -30,22 +28,7 @@ const nlohmann::json& table() {
   return t;
 }
 
-// A k-NN model trained on convolution_milo A100 (fast to fit), written and loaded as a user does.
-const Model& model() {
-  static const test::TempDir dir;
-  static const Model m = [] {
-    const SpaceData space = load_space(test::cache_file("convolution_milo", "A100").string());
-    std::vector<Observation> ok;
-    for (const auto& o : space.observations)
-      if (o.measurement.ok()) ok.push_back(o);
-    KnnSurrogate knn;
-    knn.fit(ok);
-    const auto path = (dir.path() / "knn.gfm").string();
-    save_surrogate(path, AnySurrogate(std::move(knn)), TrainingSummary::of(ok));
-    return load(path);
-  }();
-  return m;
-}
+const Model& model() { return test::convolution_knn_model(); }
 
 Candidate candidate(const std::string& config) {
   Candidate c;
