@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <charconv>
+#include <optional>
+#include <regex>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -215,6 +217,107 @@ class T1Reader {
     }
     if (!j.is_string()) fail(where, "expected a list of values or a string holding one");
     const std::string s = j.get<std::string>();
+    // Kernel Tuner's scripts build lists in Python: "[1] + [2 * i for i in range(1, 11)]". The
+    // terms of a top-level sum are list literals or comprehensions over range().
+    for (const auto& [term, column] : top_level_terms(s, where)) {
+      auto part = comprehension(term, column, type, where);
+      if (!part) part = list_literal(term, column, type, where);
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+
+  // The terms of s separated by '+' outside brackets and quotes, each with its 0-based column.
+  std::vector<std::pair<std::string, std::size_t>> top_level_terms(const std::string& s, const std::string& where) const {
+    std::vector<std::pair<std::string, std::size_t>> terms;
+    int depth = 0;
+    char quote = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+      const char c = i < s.size() ? s[i] : '+';
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '[' || c == '(') ++depth;
+      else if (c == ']' || c == ')') --depth;
+      else if (c == '+' && depth == 0) {
+        const std::size_t first = s.find_first_not_of(" \t\n", start);
+        if (first == std::string::npos || first >= i)
+          fail(where, fmt::format("expected a list before column {} of \"{}\"", i + 1, s));
+        std::size_t last = i;
+        while (last > first && (s[last - 1] == ' ' || s[last - 1] == '\t' || s[last - 1] == '\n')) --last;
+        terms.emplace_back(s.substr(first, last - first), first);
+        start = i + 1;
+      }
+    }
+    return terms;
+  }
+
+  // [EXPR for NAME in range(ARGS)], EXPR an expression of NAME (the Conditions language), ARGS
+  // one to three integer expressions; nullopt when the term is no comprehension.
+  std::optional<std::vector<Value>> comprehension(const std::string& term, std::size_t column, const std::string& type,
+                                                  const std::string& where) const {
+    static const std::regex form(R"(^\[\s*(.+?)\s+for\s+([A-Za-z_]\w*)\s+in\s+range\s*\((.*)\)\s*\]$)");
+    std::smatch m;
+    if (!std::regex_match(term, m, form)) return std::nullopt;
+    const std::string name = m[2];
+    const auto at = [&](const char* what) {
+      return fmt::format("{} of the comprehension at column {} of \"{}\"", what, column + 1, term);
+    };
+    std::vector<std::int64_t> args;
+    for (const auto& [arg, arg_column] : split_arguments(m[3])) {
+      try {
+        const Value v = Expression::compile(arg, {}).evaluate({});
+        if (!v.is_int()) fail(where, fmt::format("{}: \"{}\" is not an integer", at("range() argument"), arg));
+        args.push_back(v.as_int());
+      } catch (const expression_error& e) {
+        fail(where, fmt::format("{}: {}", at("range() argument"), e.what()));
+      }
+    }
+    if (args.empty() || args.size() > 3) fail(where, fmt::format("{}: range() takes 1 to 3 arguments", at("range()")));
+    const std::int64_t first = args.size() == 1 ? 0 : args[0], stop = args.size() == 1 ? args[0] : args[1];
+    const std::int64_t step = args.size() == 3 ? args[2] : 1;
+    if (step == 0) fail(where, fmt::format("{}: range() step must not be zero", at("range()")));
+    if ((stop - first) / step > 1000000) fail(where, fmt::format("{}: more than a million values", at("range()")));
+    const std::vector<std::string> variables{name};
+    std::vector<Value> out;
+    try {
+      const Expression expr = Expression::compile(std::string(m[1]), variables);
+      for (std::int64_t i = first; step > 0 ? i < stop : i > stop; i += step) {
+        const Value bound[] = {Value(i)};
+        out.push_back(expr.evaluate(bound));
+      }
+    } catch (const expression_error& e) {
+      fail(where, fmt::format("{}: {}", at("expression"), e.what()));
+    }
+    for (auto& v : out) apply_type(v, type, where);
+    return out;
+  }
+
+  // The comma-separated arguments of a call, outside brackets, with their columns.
+  static std::vector<std::pair<std::string, std::size_t>> split_arguments(const std::string& s) {
+    std::vector<std::pair<std::string, std::size_t>> out;
+    int depth = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+      const char c = i < s.size() ? s[i] : ',';
+      if (c == '(' || c == '[') ++depth;
+      else if (c == ')' || c == ']') --depth;
+      else if (c == ',' && depth == 0) {
+        out.emplace_back(s.substr(start, i - start), start);
+        start = i + 1;
+      }
+    }
+    if (out.size() == 1 && out.front().first.find_first_not_of(" \t") == std::string::npos) out.clear();
+    return out;
+  }
+
+  // A Python list literal: "[16, 32, 'a', 0.5, True]" (or a tuple).
+  std::vector<Value> list_literal(const std::string& s, std::size_t, const std::string& type,
+                                  const std::string& where) const {
+    std::vector<Value> out;
     std::size_t pos = s.find_first_not_of(" \t\n");
     if (pos == std::string::npos || (s[pos] != '[' && s[pos] != '('))
       fail(where, fmt::format("expected a list such as \"[1, 2, 4]\", found \"{}\"", s));

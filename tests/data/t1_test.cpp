@@ -168,3 +168,54 @@ TEST_CASE("T1 loads the kernel source when it sits beside the spec") {
   const T1File u = read_t1((dir.path() / "convolution_milo.json").string());
   CHECK(u.kernel.source == "__global__ void convolution_kernel() {}\n");
 }
+
+// The hub's pnpoly spec builds its lists in Python, as Kernel Tuner's scripts do:
+// "[32 * i for i in range(1, 32)]" and "[1] + [2 * i for i in range(1, 11)]".
+TEST_CASE("T1 value lists may be sums of list literals and comprehensions over range()") {
+  const T1File t = read_t1(test::t1_file("pnpoly").string());
+  const auto& params = t.space.parameters();
+  const auto values_of = [&](const std::string& name) {
+    for (const auto& p : params)
+      if (p.name == name) return p.values;
+    FAIL("pnpoly has no parameter " << name);
+    return std::vector<Value>{};
+  };
+  std::vector<Value> block, tile{Value(1)};
+  for (int i = 1; i < 32; ++i) block.emplace_back(32 * i);
+  for (int i = 1; i < 11; ++i) tile.emplace_back(2 * i);
+  CHECK(values_of("block_size_x") == block);
+  CHECK(values_of("tile_size") == tile);
+  // Every valid configuration the hub measured lies in that space.
+  const auto cache = read_kernel_tuner_cache(test::cache_file("pnpoly", "RTX_3090").string());
+  std::size_t checked = 0;
+  for (const auto& e : cache.entries) {
+    if (!e.measurement.ok()) continue;
+    INFO("pnpoly RTX_3090 configuration " << e.config.key());
+    CHECK(t.space.contains(e.config));
+    ++checked;
+  }
+  CHECK(checked > 1000);
+}
+
+TEST_CASE("a malformed comprehension in a T1 value list names the file, the parameter and the column") {
+  test::TempDir dir;
+  const T1File t = read_t1(test::t1_file("pnpoly").string());
+  write_t1(t, (dir.path() / "pnpoly.json").string());
+  std::ifstream in(dir.path() / "pnpoly.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto with = [&](const std::string& values) {
+    std::string s = text;
+    const auto at = s.find("\"Values\"");
+    auto end = s.find(']', at) + 1;
+    if (s[end] == '"') ++end;  // written as a string holding the list
+    s.replace(at, end - at, "\"Values\": \"" + values + "\"");
+    const auto path = dir.path() / "bad.json";
+    std::ofstream(path) << s;
+    return path.string();
+  };
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(read_t1(with("[32 * i for i in range(1, 32, 0)]")), Contains("bad.json") && Contains("step must not be zero"));
+  CHECK_THROWS_WITH(read_t1(with("[32 * j for i in range(4)]")), Contains("TuningParameters[0].Values") && Contains("expression"));
+  CHECK_THROWS_WITH(read_t1(with("[1] + ")), Contains("expected a list"));
+  CHECK_THROWS_WITH(read_t1(with("[i for i in range(1.5)]")), Contains("not an integer"));
+}
