@@ -16,6 +16,7 @@
 #include "gpuforecast/calibration/pairwise_protocol.hpp"
 #include "gpuforecast/calibration/pairwise_selective.hpp"
 #include "gpuforecast/calibration/plots.hpp"
+#include "gpuforecast/calibration/screening.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_evaluation.hpp"
 #include "gpuforecast/calibration/selective_forecaster.hpp"

@@ -1,0 +1,125 @@
+#include "gpuforecast/calibration/screening.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+namespace {
+
+void check_options(const ScreeningOptions& o) {
+  check_alpha(o.alpha, "screening alpha");
+  check_alpha(o.delta, "screening delta");
+  if (!(o.tolerance >= 0 && o.tolerance < 1))
+    throw invalid_argument_error(fmt::format("screening tolerance {} outside [0, 1)", o.tolerance));
+}
+
+bool positive_time(double ms) { return std::isfinite(ms) && ms > 0; }
+
+void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n) {
+  const auto check = [&](double ms, const char* what) {
+    if (!positive_time(ms))
+      throw invalid_argument_error(
+          fmt::format("screening calibration pair {} of {}: {} {} ms is not a positive finite time", i, n, what, ms));
+  };
+  check(p.forecast_ms, "forecast");
+  check(p.measured_ms, "measured");
+  check(p.incumbent_ms, "incumbent");
+}
+
+// log(f / (I * (1 - tolerance))): the candidate is skipped at every margin below this.
+double skip_score(double forecast_ms, double incumbent_ms, double tolerance) {
+  return std::log(forecast_ms) - std::log(incumbent_ms) - std::log1p(-tolerance);
+}
+
+}  // namespace
+
+bool ScreeningRule::skip(double forecast_ms, double incumbent_ms) const {
+  if (!positive_time(forecast_ms) || !positive_time(incumbent_ms))
+    throw invalid_argument_error(
+        fmt::format("screening: forecast {} ms against incumbent {} ms: both must be positive finite times",
+                    forecast_ms, incumbent_ms));
+  return certified && skip_score(forecast_ms, incumbent_ms, options.tolerance) > margin;
+}
+
+ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, const ScreeningOptions& o) {
+  check_options(o);
+  ScreeningRule rule;
+  rule.options = o;
+  rule.margin = std::numeric_limits<double>::infinity();
+  rule.calibration_size = calibration.size();
+  std::vector<double> scores;  // s_j of the improvement pairs
+  for (std::size_t i = 0; i < calibration.size(); ++i) {
+    const auto& p = calibration[i];
+    check_pair(p, i, calibration.size());
+    if (p.measured_ms < p.incumbent_ms * (1 - o.tolerance))
+      scores.push_back(skip_score(p.forecast_ms, p.incumbent_ms, o.tolerance));
+  }
+  const std::size_t n = scores.size();
+  rule.improvements = n;
+  // Widest margin first: at margin s_(k) (k-th largest score) the misses are the pairs scoring
+  // strictly above it. Ties are tested together.
+  std::sort(scores.begin(), scores.end(), std::greater<>());
+  std::size_t misses_at_margin = 0;
+  for (std::size_t start = 0; start < n;) {
+    std::size_t end = start + 1;  // [start, end): one tie group; the misses are the pairs before it
+    while (end < n && scores[end] == scores[start]) ++end;
+    if (binomial_cdf(start, n, o.alpha) > o.delta) break;
+    rule.certified = true;
+    rule.margin = scores[start];
+    misses_at_margin = start;
+    start = end;
+  }
+  rule.misses = misses_at_margin;
+  rule.risk_upper_bound = rule.certified ? binomial_upper_bound(misses_at_margin, n, o.delta) : 1.0;
+  if (!rule.certified) {
+    const auto needed = static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha)));
+    rule.reason = n < needed ? fmt::format("{} improvement pairs among {} calibration pairs; at least {} are needed to "
+                                           "certify a miss rate <= {} with probability {}",
+                                           n, calibration.size(), needed, o.alpha, 1 - o.delta)
+                             : fmt::format("no margin certified: the widest already misses too many of {} improvements", n);
+  }
+  return rule;
+}
+
+ScreeningRule certify_screening(std::span<const double> forecast_ms, std::span<const double> measured_ms,
+                                double incumbent_ms, const ScreeningOptions& options) {
+  if (forecast_ms.size() != measured_ms.size())
+    throw invalid_argument_error(fmt::format("screening calibration needs one measurement per forecast, got {} and {}",
+                                             forecast_ms.size(), measured_ms.size()));
+  std::vector<ScreeningPair> pairs(forecast_ms.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {forecast_ms[i], measured_ms[i], incumbent_ms};
+  return certify_screening(pairs, options);
+}
+
+double ScreeningTally::miss_rate() const noexcept {
+  return improvements == 0 ? 0.0 : static_cast<double>(improvements_skipped) / static_cast<double>(improvements);
+}
+
+ScreeningTally& ScreeningTally::operator+=(const ScreeningTally& b) noexcept {
+  considered += b.considered;
+  skipped += b.skipped;
+  improvements += b.improvements;
+  improvements_skipped += b.improvements_skipped;
+  return *this;
+}
+
+void tally_screening(ScreeningTally& t, bool skipped, double measured_ms, double incumbent_ms,
+                     double tolerance) noexcept {
+  ++t.considered;
+  if (skipped) ++t.skipped;
+  const bool improvement = positive_time(measured_ms) && measured_ms < incumbent_ms * (1 - tolerance);
+  if (improvement) {
+    ++t.improvements;
+    if (skipped) ++t.improvements_skipped;
+  }
+}
+
+}  // namespace gpuforecast

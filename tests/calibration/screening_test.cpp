@@ -1,0 +1,129 @@
+// Certified screening: the rule against hand-computed cases, its input checks, and its
+// guarantee on real held-out forecasts (a k-NN fitted on 10% of a space, the rest split into
+// calibration and test halves many times).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "fixed_predictions.hpp"
+#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/core/error.hpp"
+
+using namespace gpuforecast;
+using Catch::Matchers::Contains;
+
+TEST_CASE("screening certifies nothing from fewer improvement pairs than the binomial test needs") {
+  // 21 improvements with perfect forecasts: 0.9^21 = 0.109 > 0.1, so no margin can be certified.
+  std::vector<ScreeningPair> pairs;
+  for (int i = 0; i < 21; ++i) pairs.push_back({1.0, 1.0, 2.0});
+  for (int i = 0; i < 100; ++i) pairs.push_back({5.0, 5.0, 2.0});  // no improvements: no information
+  const auto rule = certify_screening(pairs);
+  CHECK_FALSE(rule.certified);
+  CHECK(rule.improvements == 21);
+  CHECK(std::isinf(rule.margin));
+  CHECK_THAT(rule.reason, Contains("21 improvement pairs") && Contains("at least 22"));
+  CHECK_FALSE(rule.skip(1000.0, 1.0));  // nothing certified: everything is measured
+}
+
+TEST_CASE("screening takes the narrowest margin the fixed sequence certifies") {
+  // 60 improvements over incumbent 1 ms: scores s_j = log(f_j / 1) = 0.01 * j for j = 1..60.
+  std::vector<ScreeningPair> pairs;
+  for (int j = 1; j <= 60; ++j) pairs.push_back({std::exp(0.01 * j), 0.5, 1.0});
+  ScreeningOptions o;
+  const auto rule = certify_screening(pairs, o);
+  REQUIRE(rule.certified);
+  // The margin at the k-th widest score misses the k - 1 pairs above it; the last k with
+  // P(Bin(60, 0.1) <= k - 1) <= 0.1 is the rule.
+  std::size_t k_expected = 0;
+  for (std::size_t k = 1; k <= 60; ++k)
+    if (binomial_cdf(k - 1, 60, 0.1) <= 0.1) k_expected = k;
+    else break;
+  CHECK(rule.misses == k_expected - 1);
+  CHECK(rule.margin == Approx(0.01 * static_cast<double>(61 - k_expected)));
+  CHECK(rule.risk_upper_bound <= 0.1 + 1e-9);
+  // Skipped iff log(f / I) > margin.
+  CHECK(rule.skip(std::exp(rule.margin + 0.001), 1.0));
+  CHECK_FALSE(rule.skip(std::exp(rule.margin - 0.001), 1.0));
+  // A tolerance moves the bar: improvements must beat 0.9 * incumbent.
+  o.tolerance = 0.1;
+  const auto tolerant = certify_screening(pairs, o);
+  REQUIRE(tolerant.certified);
+  CHECK(tolerant.margin == Approx(rule.margin - std::log(0.9)));
+}
+
+TEST_CASE("screening rejects bad calibration pairs and options by name") {
+  std::vector<ScreeningPair> pairs{{1.0, 1.0, 2.0}, {1.0, std::nan(""), 2.0}};
+  CHECK_THROWS_WITH(certify_screening(pairs), Contains("pair 1 of 2") && Contains("measured"));
+  pairs[1] = {-1.0, 1.0, 2.0};
+  CHECK_THROWS_WITH(certify_screening(pairs), Contains("pair 1 of 2") && Contains("forecast"));
+  pairs[1] = {1.0, 1.0, 0.0};
+  CHECK_THROWS_WITH(certify_screening(pairs), Contains("incumbent"));
+  ScreeningOptions o;
+  o.alpha = 1.5;
+  CHECK_THROWS_AS(certify_screening(std::span<const ScreeningPair>{}, o), invalid_argument_error);
+  o = {};
+  o.tolerance = 1;
+  CHECK_THROWS_WITH(certify_screening(std::span<const ScreeningPair>{}, o), Contains("tolerance"));
+  const std::vector<double> f{1, 2}, y{1};
+  CHECK_THROWS_WITH(certify_screening(f, y, 1.0), Contains("one measurement per forecast"));
+  const auto rule = certify_screening(std::span<const ScreeningPair>{});
+  CHECK_THROWS_WITH(rule.skip(std::nan(""), 1.0), Contains("forecast"));
+}
+
+// The guarantee on real forecasts: the calibration half certifies a rule against an incumbent
+// at a quantile of the space. The rule's miss rate on the held-out population it was drawn from
+// (both halves: a calibration half is a sample without replacement of it) exceeds alpha in at
+// most delta of the splits, plus binomial slack for the finite number of splits. The test half
+// alone is no judge: its few improvements add their own noise, and they are the complement of
+// the calibration half, so a lucky calibration half leaves an unlucky test half.
+TEST_CASE("screening holds its miss-rate guarantee on held-out forecasts of real spaces") {
+  for (const auto& [kernel, device] : {std::pair{"convolution_milo", "A100"}, std::pair{"dedispersion_milo", "A4000"}}) {
+    const auto held = test::fixed_predictions(kernel, device, 0.1, 7);
+    std::vector<double> sorted = held.runtimes_ms;
+    std::sort(sorted.begin(), sorted.end());
+    for (const double quantile : {0.05, 0.2}) {
+      const double incumbent = sorted[static_cast<std::size_t>(quantile * static_cast<double>(sorted.size()))];
+      const std::size_t splits = 100;
+      std::size_t violations = 0, test_half_violations = 0, certified = 0;
+      double skipped_share = 0;
+      std::vector<std::size_t> order(held.runtimes_ms.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::mt19937_64 rng(11);
+      for (std::size_t s = 0; s < splits; ++s) {
+        std::shuffle(order.begin(), order.end(), rng);
+        const std::size_t half = order.size() / 2;
+        std::vector<double> f, y;
+        for (std::size_t i = 0; i < half; ++i) {
+          f.push_back(held.forecasts[order[i]].median_ms);
+          y.push_back(held.runtimes_ms[order[i]]);
+        }
+        const auto rule = certify_screening(f, y, incumbent);
+        if (rule.certified) ++certified;
+        ScreeningTally population, test_half;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          const bool skip = rule.skip(held.forecasts[order[i]].median_ms, incumbent);
+          tally_screening(population, skip, held.runtimes_ms[order[i]], incumbent);
+          if (i >= half) tally_screening(test_half, skip, held.runtimes_ms[order[i]], incumbent);
+        }
+        if (population.miss_rate() > 0.1) ++violations;
+        if (test_half.miss_rate() > 0.1) ++test_half_violations;
+        skipped_share += static_cast<double>(test_half.skipped) / static_cast<double>(test_half.considered);
+      }
+      INFO(held.label << ", incumbent at quantile " << quantile << ": " << violations << " of " << splits
+                      << " splits missed more than alpha of the held-out improvements (" << test_half_violations
+                      << " on the test half alone); " << certified << " certified; mean share skipped "
+                      << skipped_share / static_cast<double>(splits));
+      // delta = 0.1 of 100 splits, plus 2 binomial standard deviations (sqrt(100 * 0.1 * 0.9) = 3).
+      CHECK(violations <= 16);
+      // And it pays: most candidates are slower than an incumbent at the 5% or 20% quantile, and
+      // the rule skips a real share of them.
+      CHECK(certified == splits);
+      CHECK(skipped_share / static_cast<double>(splits) > 0.3);
+    }
+  }
+}
