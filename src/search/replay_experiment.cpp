@@ -115,6 +115,47 @@ std::vector<BudgetSummary> ReplayResult::summary(std::span<const std::size_t> bu
   return summarise_curves(curves, budgets);
 }
 
+ScreeningSummary ReplayResult::screening_summary(double alpha) const {
+  ScreeningSummary s;
+  std::size_t rounds = 0, certified = 0;
+  for (const auto& r : runs) {
+    if (r.screened_rounds == 0) continue;
+    ++s.runs;
+    s.considered += static_cast<double>(r.screening.considered);
+    s.skipped += static_cast<double>(r.screening.skipped);
+    s.measured += static_cast<double>(r.trace.size());
+    s.miss_rate += r.screening.miss_rate();
+    if (r.screening.miss_rate() > alpha) ++s.runs_over_alpha;
+    rounds += r.screened_rounds;
+    certified += r.certified_rounds;
+  }
+  if (s.runs == 0) return s;
+  const auto n = static_cast<double>(s.runs);
+  s.considered_per_measurement = s.measured > 0 ? s.considered / s.measured : 0;
+  s.considered /= n, s.skipped /= n, s.measured /= n, s.miss_rate /= n;
+  s.certified_rounds = static_cast<double>(certified) / static_cast<double>(rounds);
+  return s;
+}
+
+namespace {
+
+// Judges every screened proposal by its stored time: the realised miss rate of a replayed run.
+struct ScreeningJudge {
+  const ReplayBenchmarker* truth;
+  ReplayRun* run;
+  void on_screened(const SearchScreened& e) {
+    ++run->screened_rounds;
+    if (e.rule.certified) ++run->certified_rounds;
+    for (std::size_t i = 0; i < e.proposed.size(); ++i) {
+      const Observation* o = truth->find(e.proposed[i]);
+      const double y = o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
+      tally_screening(run->screening, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
+    }
+  }
+};
+
+}  // namespace
+
 ReplayResult run_replay_experiment(const ReplayExperiment& e) {
   if (!e.data) throw invalid_argument_error("replay experiment without data");
   if (e.workers == 0) throw invalid_argument_error("replay experiment: workers must be at least 1");
@@ -162,6 +203,7 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
       if (!cache.empty())
         ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
       if (e.trace_path) ctx.add_observer(T4TraceWriter(e.trace_path(i)));
+      ctx.add_observer(ScreeningJudge{&lookup, &run});
       const auto start = std::chrono::steady_clock::now();
       strategy.run(ctx);
       ctx.finish();

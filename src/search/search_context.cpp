@@ -37,6 +37,11 @@ void SearchContext::finish() {
   const SearchEnd e{m_trace, m_stop};
   for (auto& o : m_observers) o.end(e);
 }
+void SearchContext::report_screening(const SearchScreened& e) {
+  begin_once();
+  for (auto& o : m_observers) o.screened(e);
+}
+
 Candidate SearchContext::candidate(const Config& config) const {
   Candidate c = m_prototype;
   c.config = config;

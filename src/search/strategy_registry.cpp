@@ -40,6 +40,7 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   const bool pretrained = s.model_factory || !s.model_path.empty();
   const char* preset = s.surrogate == "llm" ? "llm" : pretrained ? "pre-trained" : "from-scratch";
   SurrogateFilteredOptions o = surrogate_filtered_options_table().parse(s.options, surrogate_filtered_preset(preset));
+  if (s.screening_calibration) o.screening.calibration = s.screening_calibration;
   o.seed = s.seed;
   SelectiveModel model = s.model_factory ? s.model_factory()
                                          : make_selective_model({.model_path = s.model_path,

@@ -18,7 +18,8 @@ const OptionsTable<SurrogateFilteredOptions>& surrogate_filtered_options_table()
         .include(&SurrogateFilteredOptions::initial, initial_design_options_table())
         .include(&SurrogateFilteredOptions::proposals, proposal_options_table())
         .include(&SurrogateFilteredOptions::acquisition, acquisition_options_table())
-        .include(&SurrogateFilteredOptions::selection, batch_selection_options_table());
+        .include(&SurrogateFilteredOptions::selection, batch_selection_options_table())
+        .include(&SurrogateFilteredOptions::screening, screening_stage_options_table());
     return t;
   }();
   return table;
@@ -59,11 +60,15 @@ SurrogateFilteredOptions llm_preset() {
   return o;
 }
 
-// Gives the model the observations that landed since the last call.
-void learn_new_observations(SelectiveModel& model, const SearchContext& ctx, std::size_t& learned) {
+// Gives the model, and the screening's calibration, the observations that landed since the last
+// call.
+void learn_new_observations(SelectiveModel& model, PrequentialScreening& screening, const SearchContext& ctx,
+                            std::size_t& learned) {
   const auto& obs = ctx.observations();
   if (learned < obs.size()) {
-    model.update(std::span<const Observation>(obs).subspan(learned));
+    const auto landed = std::span<const Observation>(obs).subspan(learned);
+    screening.learn(landed);
+    model.update(landed);
     learned = obs.size();
   }
 }
@@ -72,7 +77,8 @@ void learn_new_observations(SelectiveModel& model, const SearchContext& ctx, std
 // decisions (acquisition and batch selection).
 std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Proposals proposals,
                                  const RoundState& state, const OptimismSchedule& optimism,
-                                 const SurrogateFilteredOptions& o, std::mt19937_64& rng) {
+                                 const SurrogateFilteredOptions& o, PrequentialScreening& screening,
+                                 std::mt19937_64& rng) {
   if (!model.ready()) {
     std::vector<Config> chosen = std::move(proposals.configs);
     std::shuffle(chosen.begin(), chosen.end(), rng);
@@ -82,9 +88,13 @@ std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Prop
   std::vector<Candidate> candidates;
   candidates.reserve(proposals.configs.size());
   for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
-  const auto decisions = model.decide(candidates);
+  auto decisions = model.decide(candidates);
   if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-  return select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
+  (void)screening.screen(ctx, model, proposals, decisions, state.measurements);
+  auto chosen = select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
+  screening.remember(chosen, proposals, decisions,
+                     ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity());
+  return chosen;
 }
 
 }  // namespace
@@ -100,7 +110,7 @@ SurrogateFilteredOptions surrogate_filtered_preset(std::string_view name) {
 std::vector<std::string> surrogate_filtered_preset_names() { return {"from-scratch", "pre-trained", "llm"}; }
 
 SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options)
-    : m_model(std::move(model)), m_options(options) {
+    : m_model(std::move(model)), m_options(options), m_screening(m_options.screening) {
   if (m_model.empty()) throw invalid_argument_error("surrogate-filtered search needs a selective model");
   if (m_options.measurements_per_round == 0) throw invalid_argument_error("measurements_per_round must be >= 1");
 }
@@ -114,7 +124,8 @@ void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
-  auto learn = [&] { learn_new_observations(m_model, ctx, learned); };
+  PrequentialScreening screening = m_screening;
+  auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
   std::deque<Config> queued;  // chosen, waiting for a free worker
   if (o.initial.samples > 0) {
     auto initial = choose_initial_design(ctx, m_model, o.initial, rng());
@@ -146,7 +157,7 @@ void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
       }
       empty_rounds = 0;
       const auto pending = ctx.in_flight_configs();
-      const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds, pending}, optimism, o, rng);
+      const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds, pending}, optimism, o, screening, rng);
       queued.assign(chosen.begin(), chosen.end());
     }
     if (ctx.in_flight() == 0) break;
@@ -160,7 +171,8 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
-  auto learn = [&] { learn_new_observations(m_model, ctx, learned); };
+  PrequentialScreening screening = m_screening;
+  auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
 
   if (o.initial.samples > 0) (void)ctx.evaluate(choose_initial_design(ctx, m_model, o.initial, rng()));
   const OptimismSchedule optimism(o.acquisition, ctx.trace());
@@ -178,7 +190,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
     }
     empty_rounds = 0;
 
-    const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds}, optimism, o, rng);
+    const auto chosen = choose_round(m_model, ctx, std::move(proposals), {m, stagnant_rounds}, optimism, o, screening, rng);
     const double best_before = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();
     (void)ctx.evaluate(chosen);
     const double best_after = ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity();

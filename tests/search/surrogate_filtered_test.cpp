@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <random>
 
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/strategy_registry.hpp"
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
@@ -248,4 +252,94 @@ TEST_CASE("the surrogate strategy's presets are named option sets that its table
   CHECK(table.write(surrogate_filtered_preset("pre-trained")) != table.write(SurrogateFilteredOptions{}));
   CHECK_THROWS_WITH(surrogate_filtered_preset("greedy"), Catch::Contains("presets: from-scratch, pre-trained"));
   CHECK_THROWS_WITH(table.parse({{"optimism", "-1"}}), Catch::Contains("option optimism=-1: must be in >= 0"));
+}
+
+namespace {
+
+// Records each screening and the configurations measured after it.
+struct ScreeningRecorder {
+  std::vector<std::vector<std::string>> skipped;  // per screened round, the keys screened out
+  std::vector<std::size_t> measured_before;       // measurements when that round was screened
+  std::vector<std::string> measured;              // every measured key, in order
+  std::size_t certified = 0;
+  void on_screened(const SearchScreened& e) {
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < e.proposed.size(); ++i)
+      if (e.skipped[i]) keys.push_back(e.proposed[i].key());
+    REQUIRE(e.decisions.size() == e.proposed.size());
+    if (e.rule.certified) ++certified;
+    skipped.push_back(std::move(keys));
+    measured_before.push_back(measured.size());
+  }
+  void on_measured(const SearchMeasured& e) { measured.push_back(e.config.key()); }
+};
+
+}  // namespace
+
+TEST_CASE("screening drops the certified proposals before the round is chosen and reports each round",
+          "[search][data]") {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A4000").string()));
+  // Offline calibration: a seeded 30% of the space, as a calibration file of the device.
+  auto sample = std::make_shared<std::vector<Observation>>();
+  std::mt19937_64 rng(3);
+  for (const auto& o : data->observations)
+    if (o.measurement.ok() && std::uniform_real_distribution<>(0, 1)(rng) < 0.3) sample->push_back(o);
+  StrategySettings settings;
+  settings.seed = 4;
+  settings.options = {{"screen", "true"}, {"screen_alpha", "0.1"}, {"screen_delta", "0.1"}};
+  settings.screening_calibration = sample;
+  const auto run = [&] {
+    Candidate prototype = data->observations.front().candidate;
+    SearchContext ctx(data->space, prototype, ReplayBenchmarker(data), Budget{40});
+    ScreeningRecorder recorder;
+    ctx.add_observer(std::ref(recorder));
+    auto strategy = make_strategy("surrogate", settings);
+    strategy.run(ctx);
+    ctx.finish();
+    return recorder;
+  };
+  const auto r = run();
+  REQUIRE_FALSE(r.skipped.empty());
+  CHECK(r.certified > 0);
+  std::size_t skipped = 0;
+  for (std::size_t round = 0; round < r.skipped.size(); ++round) {
+    skipped += r.skipped[round].size();
+    // The round chosen after a screening measures none of what it screened out.
+    const std::size_t end = round + 1 < r.measured_before.size() ? r.measured_before[round + 1] : r.measured.size();
+    for (std::size_t m = r.measured_before[round]; m < end; ++m) {
+      INFO("round " << round << " measured " << r.measured[m]);
+      CHECK(std::find(r.skipped[round].begin(), r.skipped[round].end(), r.measured[m]) == r.skipped[round].end());
+    }
+  }
+  CHECK(skipped > 0);
+  CHECK(r.measured.size() == 40);  // screening never costs the budget
+  // Same seed, same screening.
+  const auto again = run();
+  CHECK(again.measured == r.measured);
+  CHECK(again.skipped == r.skipped);
+
+  // Prequential, on the search's own forecasts: the replay's judge sees every screened round.
+  ReplayExperiment e;
+  e.data = data;
+  e.strategy = "surrogate";
+  e.budget = 40;
+  e.seeds = 2;
+  e.settings.options = {{"screen", "true"}};
+  const auto result = run_replay_experiment(e);
+  for (const auto& run_result : result.runs) {
+    CHECK(run_result.screened_rounds > 0);
+    CHECK(run_result.screening.considered > 0);
+    CHECK(run_result.screening.improvements_skipped <= run_result.screening.improvements);
+  }
+  const auto summary = result.screening_summary(0.1);
+  CHECK(summary.runs == 2);
+  CHECK(summary.considered_per_measurement >= 4);
+}
+
+TEST_CASE("screening options are checked when the strategy is made", "[search]") {
+  StrategySettings settings;
+  settings.options = {{"screen", "true"}, {"screen_alpha", "0"}};
+  CHECK_THROWS_WITH(make_strategy("surrogate", settings), Catch::Matchers::Contains("alpha"));
+  settings.options = {{"screen", "true"}, {"screen_calibration", "/nonexistent/calibration.json"}};
+  CHECK_THROWS_WITH(make_strategy("surrogate", settings), Catch::Matchers::Contains("/nonexistent/calibration.json"));
 }

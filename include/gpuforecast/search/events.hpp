@@ -2,12 +2,16 @@
 // What a SearchContext tells its observers, in this order: one SearchBegin before the first
 // measurement, a SearchMeasured for each measurement as it lands, a SearchRound each time a
 // batch handed to evaluate() has been answered, and one SearchEnd when the caller calls
-// SearchContext::finish(). Events refer to the context's own data: valid during the call only.
+// SearchContext::finish(). A strategy that screens its proposals (surrogate-filtered search with
+// screening on) reports each screening as a SearchScreened before the round it chose is measured. Events refer to the context's own data: valid during the call only.
 #include <cstddef>
 #include <span>
+#include <vector>
 
+#include "gpuforecast/calibration/screening.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/config.hpp"
+#include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/search/budget.hpp"
@@ -34,6 +38,14 @@ struct SearchRound {
   std::span<const Config> configs;            // as the strategy handed them over
   std::span<const Measurement> measurements;  // the answers, in the same order
   const Trace& trace;
+};
+
+struct SearchScreened {
+  double incumbent_ms;                // the best measured when the round was screened
+  const ScreeningRule& rule;          // as certified for this round
+  std::span<const Config> proposed;   // every candidate of the round
+  std::span<const Decision> decisions;  // the model's, one per proposed candidate
+  const std::vector<bool>& skipped;   // the rule's verdict, one per proposed candidate
 };
 
 struct SearchEnd {

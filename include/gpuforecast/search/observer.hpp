@@ -3,6 +3,7 @@
 // implements any subset of
 //     on_begin(const SearchBegin&)        on_measured(const SearchMeasured&)
 //     on_round(const SearchRound&)        on_end(const SearchEnd&)
+//     on_screened(const SearchScreened&)
 // on_measured and on_round may return bool: `true` asks the search to stop (the context then
 // reports exhausted(), and the strategy ends as it does at the end of its budget).
 // SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
@@ -27,7 +28,10 @@ template <class O>
 concept ObservesEnd = requires(O& o, const SearchEnd& e) { o.on_end(e); };
 
 template <class O>
-concept SearchObserver = ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O>;
+concept ObservesScreened = requires(O& o, const SearchScreened& e) { o.on_screened(e); };
+template <class O>
+concept SearchObserver =
+    ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O> || ObservesScreened<O>;
 
 namespace detail {
 
@@ -50,7 +54,8 @@ template <class O>
 [[nodiscard]] constexpr bool readable_observer() {
   static_assert(SearchObserver<O>,
                 "a search observer must implement at least one of on_begin(const SearchBegin&), "
-                "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&)");
+                "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
+                "on_screened(const SearchScreened&)");
   if constexpr (ObservesMeasured<O>)
     static_assert(stop_answer<decltype(std::declval<O&>().on_measured(std::declval<const SearchMeasured&>()))>,
                   "on_measured must return void, or bool (true: stop the search)");
@@ -63,6 +68,9 @@ template <class O>
   if constexpr (ObservesEnd<O>)
     static_assert(std::is_void_v<decltype(std::declval<O&>().on_end(std::declval<const SearchEnd&>()))>,
                   "on_end must return void");
+  if constexpr (ObservesScreened<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_screened(std::declval<const SearchScreened&>()))>,
+                  "on_screened must return void");
   return SearchObserver<O>;
 }
 
@@ -94,6 +102,7 @@ class AnyObserver {
   [[nodiscard]] bool measured(const SearchMeasured& e) { return m_self->measured(e); }  // true: stop
   [[nodiscard]] bool round(const SearchRound& e) { return m_self->round(e); }           // true: stop
   void end(const SearchEnd& e) { m_self->end(e); }
+  void screened(const SearchScreened& e) { m_self->screened(e); }
 
  private:
   struct Concept {
@@ -102,6 +111,7 @@ class AnyObserver {
     virtual bool measured(const SearchMeasured& e) = 0;
     virtual bool round(const SearchRound& e) = 0;
     virtual void end(const SearchEnd& e) = 0;
+    virtual void screened(const SearchScreened& e) = 0;
   };
   template <class O>
   struct Model final : Concept {
@@ -121,6 +131,9 @@ class AnyObserver {
     }
     void end(const SearchEnd& e) override {
       if constexpr (ObservesEnd<T>) U::get(value).on_end(e);
+    }
+    void screened(const SearchScreened& e) override {
+      if constexpr (ObservesScreened<T>) U::get(value).on_screened(e);
     }
     O value;
   };

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuforecast/calibration/screening.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/search/search_report.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
@@ -80,12 +81,30 @@ struct ReplayRun {
   // share of that time spent measuring.
   double virtual_seconds = 0;
   double utilisation = 0;
+  // A strategy that screens its proposals (surrogate with screening on): every screened
+  // proposal against the stored times, so the realised miss rate is known.
+  ScreeningTally screening;
+  std::size_t screened_rounds = 0;   // rounds screened
+  std::size_t certified_rounds = 0;  // of those, rounds whose rule certified a margin
+};
+
+// Screening over the runs of an experiment (all zero when no run screened).
+struct ScreeningSummary {
+  std::size_t runs = 0;              // runs that screened
+  double considered = 0;             // proposals screened per run (mean)
+  double skipped = 0;                // of those, screened out per run
+  double measured = 0;               // measurements per run
+  double considered_per_measurement = 0;
+  double certified_rounds = 0;       // share of screened rounds whose rule certified a margin
+  double miss_rate = 0;              // realised, mean over runs
+  std::size_t runs_over_alpha = 0;   // runs whose realised miss rate exceeded alpha
 };
 
 struct ReplayResult {
   double optimum_ms = 0;
   std::vector<ReplayRun> runs;
   [[nodiscard]] std::vector<BudgetSummary> summary(std::span<const std::size_t> budgets) const;
+  [[nodiscard]] ScreeningSummary screening_summary(double alpha) const;
 };
 
 [[nodiscard]] ReplayResult run_replay_experiment(const ReplayExperiment& experiment);

@@ -60,13 +60,16 @@ class SearchContext {
     using T = typename detail::unwrap_observer<O>::type;
     static_assert(SearchObserver<T>,
                   "SearchContext::add_observer: the type implements none of on_begin(const SearchBegin&), "
-                  "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&)");
+                  "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
+                  "on_screened(const SearchScreened&)");
     if constexpr (SearchObserver<T>) m_observers.emplace_back(std::move(observer));
   }
   // Tells the observers that the search has ended (once; later calls do nothing). The strategy
   // does not call it, whoever ran the strategy does. A search that ends by an exception never
   // reaches it, so its cache stays open, as a killed one's does.
   void finish();
+  // A strategy that screens its proposals tells the observers how (events.hpp).
+  void report_screening(const SearchScreened& event);
 
   [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
   [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }

@@ -39,6 +39,9 @@ struct StrategySettings {
   std::string surrogate = "default";
   // Alternative to model_path for programs that hold a model in memory: called once per run.
   std::function<SelectiveModel()> model_factory;
+  // Surrogate-filtered search with screening: calibration measurements held in memory (instead
+  // of the screen_calibration file option).
+  std::shared_ptr<const std::vector<Observation>> screening_calibration;
   // Option overrides by field name of the strategy's options struct ("population_size" -> "30").
   std::map<std::string, std::string> options;
 };

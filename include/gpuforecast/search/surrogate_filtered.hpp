@@ -1,8 +1,10 @@
 #pragma once
 // Surrogate-filtered search (the GPU Forecasters loop; TVM's cost-model-guided evolution),
-// composed of four parts, each in search/surrogate_filtered/ with its own options:
+// composed of five parts, each in search/surrogate_filtered/ with its own options:
 //   initial design   the first measurements (spread out, or the prior's best)
 //   proposals        each round, many more candidates than it may measure
+//   screening        optional: drop the proposals certified as no improvement (a guarantee on
+//                    the share of true improvements dropped)
 //   acquisition      how a forecast is valued (optimistic cost, with its schedule)
 //   batch selection  which ranked proposals are measured (local moves, diversity, exploration)
 // A SelectivePredictor forecasts every proposal; after the round's measurements it learns from
@@ -22,6 +24,7 @@
 #include "gpuforecast/search/surrogate_filtered/batch_selection.hpp"
 #include "gpuforecast/search/surrogate_filtered/initial_design.hpp"
 #include "gpuforecast/search/surrogate_filtered/proposals.hpp"
+#include "gpuforecast/search/surrogate_filtered/screening.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -38,6 +41,7 @@ struct SurrogateFilteredOptions {
   ProposalOptions proposals;
   AcquisitionOptions acquisition;
   BatchSelectionOptions selection;
+  ScreeningStageOptions screening;
 };
 
 // Every option by its flat name (`optimism`, `initial_samples`, ...), the parts' included.
@@ -53,7 +57,8 @@ struct SurrogateFilteredOptions {
 
 class SurrogateFilteredSearch {
  public:
-  // Throws invalid_argument_error when the model is empty.
+  // Throws invalid_argument_error when the model is empty, and for bad screening options or a
+  // calibration file that cannot be read (named).
   explicit SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options = {});
   void run(SearchContext& ctx);
   [[nodiscard]] const SurrogateFilteredOptions& options() const noexcept { return m_options; }
@@ -62,6 +67,7 @@ class SurrogateFilteredSearch {
   void run_async(SearchContext& ctx);
   SelectiveModel m_model;
   SurrogateFilteredOptions m_options;
+  PrequentialScreening m_screening;  // as configured; each run starts from a copy
 };
 
 static_assert(SearchStrategy<SurrogateFilteredSearch>);
