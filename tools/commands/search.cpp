@@ -65,6 +65,7 @@ struct SearchArgs {
   std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
+  std::string screen;  // "alpha=0.1,delta=0.1[,tolerance=0]": certified screening (surrogate strategy)
   bool json = false;
   bool no_progress = false;
   bool list_options = false;
@@ -102,6 +103,44 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
     out[name] = o.substr(eq + 1);
   }
   return out;
+}
+
+// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE]: the surrogate strategy's screening
+// options.
+void add_screening_options(SearchArgs& a) {
+  if (a.screen.empty()) return;
+  const auto strategies = gpuforecast::detail::split_list(a.strategy);
+  if (std::find(strategies.begin(), strategies.end(), "surrogate") == strategies.end())
+    throw gpuforecast::invalid_argument_error("--screen screens the proposals of the surrogate strategy: add --strategy surrogate");
+  a.options.emplace_back("surrogate.screen=true");
+  if (a.screen == "on") return;
+  for (const auto& item : gpuforecast::detail::split_list(a.screen)) {
+    const auto eq = item.find('=');
+    const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+    if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" && name != "calibration"))
+      throw gpuforecast::invalid_argument_error(
+          fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE] (or \"on\" for the "
+                      "defaults), not \"{}\"",
+                      a.screen, item));
+    a.options.push_back("surrogate.screen_" + name + "=" + item.substr(eq + 1));
+  }
+}
+
+// The alpha a screened run was given (its options table's default otherwise).
+double screen_alpha(const SearchArgs& a) {
+  double alpha = gpuforecast::ScreeningOptions{}.alpha;
+  for (const auto& o : a.options)
+    if (o.starts_with("surrogate.screen_alpha=")) alpha = std::stod(o.substr(o.find('=') + 1));
+  return alpha;
+}
+
+// One line on a screened replay: what the rule ruled out and how often that was wrong.
+std::string screening_line(const gpuforecast::ScreeningSummary& s, double alpha) {
+  return fmt::format("screening (alpha {}): {:.0f} proposals considered, {:.0f} screened out, {:.0f} measured per run "
+                     "({:.1f} considered per measurement); a margin certified in {:.0f}% of rounds; realised miss "
+                     "rate {:.3f} (runs above alpha: {} of {})",
+                     alpha, s.considered, s.skipped, s.measured, s.considered_per_measurement,
+                     100 * s.certified_rounds, s.miss_rate, s.runs_over_alpha, s.runs);
 }
 
 // What one strategy of a single live or farm search is made with (first seed, model, options).
@@ -255,6 +294,16 @@ void run_replay(const SearchArgs& a) {
                         {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
                         {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
       if (o.llm) js["llm"] = o.llm->json(measurements_of(o.result));
+      if (const auto sc = o.result.screening_summary(screen_alpha(a)); sc.runs > 0)
+        js["screening"] = {{"alpha", screen_alpha(a)},
+                           {"considered", sc.considered},
+                           {"screened_out", sc.skipped},
+                           {"measured", sc.measured},
+                           {"considered_per_measurement", sc.considered_per_measurement},
+                           {"certified_rounds", sc.certified_rounds},
+                           {"miss_rate", sc.miss_rate},
+                           {"runs_over_alpha", sc.runs_over_alpha},
+                           {"runs", sc.runs}};
       if (a.workers > 1) {
         double clock = 0, used = 0;
         for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
@@ -296,6 +345,8 @@ void run_replay(const SearchArgs& a) {
                  clock / n, 100 * used / n);
     }
     if (o.llm) fmt::print("{}: {}\n", o.name, o.llm->text(measurements_of(o.result), o.result.runs.size()));
+    if (const auto sc = o.result.screening_summary(screen_alpha(a)); sc.runs > 0)
+      fmt::print("{}: {}\n", o.name, screening_line(sc, screen_alpha(a)));
   }
 }
 
@@ -630,6 +681,10 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
       ->needs(replay);
   cmd->add_option("--plot", args->plot, "write the mean convergence curves to this SVG file");
   cmd->add_option("--option", args->options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
+  cmd->add_option("--screen", args->screen,
+                  "surrogate strategy: drop proposals certified as no improvement over the incumbent, missing at most "
+                  "a share alpha of true improvements with probability 1 - delta: alpha=A,delta=D[,tolerance=T]"
+                  "[,calibration=FILE of the device's measurements, not trained on], or on");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");
   cmd->add_flag("--list-options", args->list_options, "print every strategy's options (Markdown) and exit");
@@ -645,6 +700,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
 #endif
   cmd->callback([args] {
     if (args->list_options) return list_options();
+    add_screening_options(*args);
     if (args->cache.ends_with(".gz"))
       throw gpuforecast::invalid_argument_error(
           fmt::format("--cache {}: a cache written as the search goes is plain JSON; give a name without .gz", args->cache));
