@@ -8,6 +8,7 @@
 #include "gpuforecast/compare.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/screen.hpp"
 #include "gpuforecast/search.hpp"
 #include "gpuforecast/space.hpp"
 #include "gpuforecast/surrogate.hpp"

@@ -113,6 +113,34 @@ class Model:
         return self._native._forecast(self._kernel(kernel), device, _problem_size(problem_size), names, columns,
                                       None if reference_ms is None else float(reference_ms), space, rows)
 
+    def screen(self, configs, incumbent_ms: float, calibration, calibration_ms, device: str, problem_size=None,
+               alpha: float = 0.1, delta: float = 0.1, tolerance: float = 0.0, kernel: str | None = None,
+               parameters: Sequence[str] | None = None, space: Space | None = None) -> dict:
+        """Which configurations need not be measured: certified as no improvement over the
+        incumbent (the best time measured so far, in ms).
+
+        calibration, calibration_ms: configurations measured on the device (a list of dicts or a
+        DataFrame) that the model did not train on, and their times. With probability >= 1 - delta
+        over them, among the configurations truly faster than incumbent_ms * (1 - tolerance), the
+        share skipped is <= alpha (docs/calibration.md, "Certified screening"). Fewer than about
+        log(delta) / log(1 - alpha) calibration configurations faster than that bar certify
+        nothing: every configuration is measured, and "reason" says why.
+
+        Returns "skip" (bool array, one per configuration), "median_ms" (the forecasts), and the
+        rule: "certified", "margin" (log), "improvements", "misses", "risk_upper_bound", "reason".
+        """
+        if not isinstance(incumbent_ms, (int, float, np.number)):
+            raise TypeError(f"incumbent_ms must be a number, got {incumbent_ms!r}")
+        measured = np.asarray(calibration_ms, dtype=float).ravel()
+        if len(measured) != len(calibration):
+            raise ValueError(f"calibration_ms has {len(measured)} times for {len(calibration)} calibration configurations")
+        wanted = self.forecast(configs, device, problem_size, kernel=kernel, parameters=parameters, space=space)
+        known = self.forecast(calibration, device, problem_size, kernel=kernel, parameters=parameters, space=space)
+        out = _native._screen(known["median_ms"].tolist(), measured.tolist(), wanted["median_ms"].tolist(),
+                              float(incumbent_ms), float(alpha), float(delta), float(tolerance))
+        out["median_ms"] = wanted["median_ms"]
+        return out
+
     def calibrate_pairs(self, files, alpha: float = 0.1, delta: float = 0.1, kind: str = "neighbour",
                         pairs: int = 2000, loss: str = "wrong_direction", confidence: str = "direction_probability",
                         seed: int = 0) -> PairCalibration:

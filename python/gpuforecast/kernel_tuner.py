@@ -80,7 +80,8 @@ class Strategy:
     ("default", "xgboost", "forest", ...). seed: every random choice. kernel, device: the names
     the model knows the space and GPU by (default: the model's only kernel, or the kernel's
     name; the device Kernel Tuner reports). Other keyword options go to the C++ strategy by
-    name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5).
+    name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5). Certified screening:
+    screen=True, screen_alpha=0.1, screen_delta=0.1 (docs/calibration.md, "Certified screening").
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, surrogate: str = "default", seed: int = 0,

@@ -18,6 +18,7 @@
 #include "gpuforecast/calibration/deferral.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/calibration/screening.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -204,6 +205,30 @@ void bind_model(nb::module_& m) {
       nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("alpha"), nb::arg("delta"),
       nb::arg("risk_alpha").none(), nb::arg("method"), nb::arg("group_by"), nb::arg("loss"), nb::arg("tolerance"),
       nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"));
+  m.def(
+      "_screen",
+      [](const std::vector<double>& calibration_forecast_ms, const std::vector<double>& calibration_measured_ms,
+         const std::vector<double>& forecast_ms, double incumbent_ms, double alpha, double delta, double tolerance) {
+        const ScreeningRule rule = certify_screening(calibration_forecast_ms, calibration_measured_ms, incumbent_ms,
+                                                     ScreeningOptions{alpha, delta, tolerance});
+        std::vector<std::uint8_t> skip(forecast_ms.size());
+        for (std::size_t i = 0; i < forecast_ms.size(); ++i) {
+          const double f = forecast_ms[i];
+          // A forecast that is no time (a model that cannot forecast the row) is measured.
+          skip[i] = std::isfinite(f) && f > 0 && rule.skip(f, incumbent_ms) ? 1 : 0;
+        }
+        nb::dict out;
+        out["skip"] = bool_array(std::move(skip));
+        out["certified"] = rule.certified;
+        out["margin"] = rule.margin;
+        out["improvements"] = rule.improvements;
+        out["misses"] = rule.misses;
+        out["risk_upper_bound"] = rule.risk_upper_bound;
+        out["reason"] = rule.reason;
+        return out;
+      },
+      nb::arg("calibration_forecast_ms"), nb::arg("calibration_measured_ms"), nb::arg("forecast_ms"),
+      nb::arg("incumbent_ms"), nb::arg("alpha"), nb::arg("delta"), nb::arg("tolerance"));
   m.def("_dict_columns", &dict_rows_to_columns, nb::arg("rows"), nb::arg("keys"),
         "Columns of a list of dicts that all hold exactly `keys` (None if any does not).");
   m.def("surrogate_names", &surrogate_names, "Surrogate kinds train() accepts in this build (besides \"default\").");
