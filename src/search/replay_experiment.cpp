@@ -125,14 +125,15 @@ ScreeningSummary ReplayResult::screening_summary(double alpha) const {
     s.skipped += static_cast<double>(r.screening.skipped);
     s.measured += static_cast<double>(r.trace.size());
     s.miss_rate += r.screening.miss_rate();
-    if (r.screening.miss_rate() > alpha) ++s.runs_over_alpha;
+    s.miss_rate_certified += r.screening_certified.miss_rate();
+    if (r.screening_certified.miss_rate() > alpha) ++s.runs_over_alpha;
     rounds += r.screened_rounds;
     certified += r.certified_rounds;
   }
   if (s.runs == 0) return s;
   const auto n = static_cast<double>(s.runs);
   s.considered_per_measurement = s.measured > 0 ? s.considered / s.measured : 0;
-  s.considered /= n, s.skipped /= n, s.measured /= n, s.miss_rate /= n;
+  s.considered /= n, s.skipped /= n, s.measured /= n, s.miss_rate /= n, s.miss_rate_certified /= n;
   s.certified_rounds = static_cast<double>(certified) / static_cast<double>(rounds);
   return s;
 }
@@ -150,6 +151,8 @@ struct ScreeningJudge {
       const Observation* o = truth->find(e.proposed[i]);
       const double y = o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
       tally_screening(run->screening, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
+      if (e.rule.certified)
+        tally_screening(run->screening_certified, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
     }
   }
 };

@@ -138,9 +138,9 @@ double screen_alpha(const SearchArgs& a) {
 std::string screening_line(const gpuforecast::ScreeningSummary& s, double alpha) {
   return fmt::format("screening (alpha {}): {:.0f} proposals considered, {:.0f} screened out, {:.0f} measured per run "
                      "({:.1f} considered per measurement); a margin certified in {:.0f}% of rounds; realised miss "
-                     "rate {:.3f} (runs above alpha: {} of {})",
+                     "rate in those rounds {:.3f} (runs above alpha: {} of {})",
                      alpha, s.considered, s.skipped, s.measured, s.considered_per_measurement,
-                     100 * s.certified_rounds, s.miss_rate, s.runs_over_alpha, s.runs);
+                     100 * s.certified_rounds, s.miss_rate_certified, s.runs_over_alpha, s.runs);
 }
 
 // What one strategy of a single live or farm search is made with (first seed, model, options).
@@ -301,7 +301,8 @@ void run_replay(const SearchArgs& a) {
                            {"measured", sc.measured},
                            {"considered_per_measurement", sc.considered_per_measurement},
                            {"certified_rounds", sc.certified_rounds},
-                           {"miss_rate", sc.miss_rate},
+                           {"miss_rate_certified_rounds", sc.miss_rate_certified},
+                           {"miss_rate_all_rounds", sc.miss_rate},
                            {"runs_over_alpha", sc.runs_over_alpha},
                            {"runs", sc.runs}};
       if (a.workers > 1) {

@@ -84,6 +84,9 @@ struct ReplayRun {
   // A strategy that screens its proposals (surrogate with screening on): every screened
   // proposal against the stored times, so the realised miss rate is known.
   ScreeningTally screening;
+  // The same over the rounds whose rule certified a margin: the miss rate where screening acted,
+  // not diluted by rounds that skipped nothing.
+  ScreeningTally screening_certified;
   std::size_t screened_rounds = 0;   // rounds screened
   std::size_t certified_rounds = 0;  // of those, rounds whose rule certified a margin
 };
@@ -97,7 +100,9 @@ struct ScreeningSummary {
   double considered_per_measurement = 0;
   double certified_rounds = 0;       // share of screened rounds whose rule certified a margin
   double miss_rate = 0;              // realised, mean over runs
-  std::size_t runs_over_alpha = 0;   // runs whose realised miss rate exceeded alpha
+  // Realised over the certified rounds only, mean over runs; and the runs where that exceeded alpha.
+  double miss_rate_certified = 0;
+  std::size_t runs_over_alpha = 0;
 };
 
 struct ReplayResult {
