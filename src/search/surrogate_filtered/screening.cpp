@@ -18,9 +18,9 @@ const OptionsTable<ScreeningStageOptions>& screening_stage_options_table() {
     t.add("screen", &ScreeningStageOptions::enabled,
           "drop the proposals certified as no improvement over the incumbent before ranking")
         .add("screen_alpha", [](ScreeningStageOptions& o) -> double& { return o.rule.alpha; },
-             "allowed share of true improvements screened out", OptionRange::between(0, 1))
+             "allowed share of true improvements screened out", OptionRange::between(0.001, 0.999))
         .add("screen_delta", [](ScreeningStageOptions& o) -> double& { return o.rule.delta; },
-             "allowed probability that the miss-rate guarantee fails", OptionRange::between(0, 1))
+             "allowed probability that the miss-rate guarantee fails", OptionRange::between(0.001, 0.999))
         .add("screen_tolerance", [](ScreeningStageOptions& o) -> double& { return o.rule.tolerance; },
              "improvements are faster than the incumbent by more than this share", OptionRange::between(0, 0.99))
         .add("screen_calibration", &ScreeningStageOptions::calibration_path,
