@@ -260,6 +260,8 @@ class T1Reader {
   std::optional<std::vector<Value>> comprehension(const std::string& term, std::size_t column, const std::string& type,
                                                   const std::string& where) const {
     static const std::regex form(R"(^\[\s*(.+?)\s+for\s+([A-Za-z_]\w*)\s+in\s+range\s*\((.*)\)\s*\]$)");
+    // std::regex recurses per character: a long list literal is never handed to it.
+    if (term.size() > 4096 || term.find("for") == std::string::npos) return std::nullopt;
     std::smatch m;
     if (!std::regex_match(term, m, form)) return std::nullopt;
     const std::string name = m[2];
