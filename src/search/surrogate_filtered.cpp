@@ -62,7 +62,7 @@ SurrogateFilteredOptions llm_preset() {
 
 // Gives the model, and the screening's calibration, the observations that landed since the last
 // call.
-void learn_new_observations(SelectiveModel& model, PrequentialScreening& screening, const SearchContext& ctx,
+void learn_new_observations(SelectiveModel& model, RoundScreening& screening, const SearchContext& ctx,
                             std::size_t& learned) {
   const auto& obs = ctx.observations();
   if (learned < obs.size()) {
@@ -77,7 +77,7 @@ void learn_new_observations(SelectiveModel& model, PrequentialScreening& screeni
 // decisions (acquisition and batch selection).
 std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Proposals proposals,
                                  const RoundState& state, const OptimismSchedule& optimism,
-                                 const SurrogateFilteredOptions& o, PrequentialScreening& screening,
+                                 const SurrogateFilteredOptions& o, RoundScreening& screening,
                                  std::mt19937_64& rng) {
   if (!model.ready()) {
     std::vector<Config> chosen = std::move(proposals.configs);
@@ -124,7 +124,7 @@ void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
-  PrequentialScreening screening = m_screening;
+  RoundScreening screening = m_screening;
   auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
   std::deque<Config> queued;  // chosen, waiting for a free worker
   if (o.initial.samples > 0) {
@@ -171,7 +171,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
   const auto& o = m_options;
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
-  PrequentialScreening screening = m_screening;
+  RoundScreening screening = m_screening;
   auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
 
   if (o.initial.samples > 0) (void)ctx.evaluate(choose_initial_design(ctx, m_model, o.initial, rng()));

@@ -67,7 +67,7 @@ class SurrogateFilteredSearch {
   void run_async(SearchContext& ctx);
   SelectiveModel m_model;
   SurrogateFilteredOptions m_options;
-  PrequentialScreening m_screening;  // as configured; each run starts from a copy
+  RoundScreening m_screening;  // as configured; each run starts from a copy
 };
 
 static_assert(SearchStrategy<SurrogateFilteredSearch>);

@@ -75,7 +75,7 @@ void restore_lowest(std::vector<bool>& skipped, std::size_t& dropped, const std:
 
 }  // namespace
 
-PrequentialScreening::PrequentialScreening(ScreeningStageOptions options) : m_options(std::move(options)) {
+RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::move(options)) {
   m_rule = certify_screening(std::span<const ScreeningPair>{}, m_options.rule);  // checks the options
   if (!m_options.calibration && !m_options.calibration_path.empty()) {
     const std::vector<std::string> files{m_options.calibration_path};
@@ -87,7 +87,7 @@ PrequentialScreening::PrequentialScreening(ScreeningStageOptions options) : m_op
   }
 }
 
-std::vector<ScreeningPair> PrequentialScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,
+std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,
                                                                    double incumbent_ms) {
   if (!m_options.calibration) return m_pairs;
   // Forecast by the current model; what the search measured is in its training set and left out.
@@ -105,7 +105,7 @@ std::vector<ScreeningPair> PrequentialScreening::calibration_pairs(const SearchC
   return pairs;
 }
 
-std::size_t PrequentialScreening::screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals,
+std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals,
                                          std::vector<Decision>& decisions, std::size_t keep) {
   if (!enabled() || !ctx.best()) return 0;
   if (decisions.size() != proposals.configs.size())
@@ -124,7 +124,7 @@ std::size_t PrequentialScreening::screen(SearchContext& ctx, SelectiveModel& mod
   return dropped;
 }
 
-void PrequentialScreening::remember(std::span<const Config> picks, const Proposals& proposals,
+void RoundScreening::remember(std::span<const Config> picks, const Proposals& proposals,
                                     std::span<const Decision> decisions, double incumbent_ms) {
   if (!enabled() || !std::isfinite(incumbent_ms)) return;
   std::unordered_map<std::string, const Decision*> by_key;
@@ -137,7 +137,7 @@ void PrequentialScreening::remember(std::span<const Config> picks, const Proposa
   }
 }
 
-void PrequentialScreening::learn(std::span<const Observation> landed) {
+void RoundScreening::learn(std::span<const Observation> landed) {
   for (const auto& o : landed) {
     const auto it = m_pending.find(o.candidate.config.key());
     if (it == m_pending.end()) continue;

@@ -55,9 +55,12 @@ struct ScreeningStageOptions {
 
 [[nodiscard]] const OptionsTable<ScreeningStageOptions>& screening_stage_options_table();
 
-class PrequentialScreening {
+// One search's screening: the calibration it certifies each round's rule on (the file's
+// measurements, or the pairs its own forecasts gave), and the last rule.
+class RoundScreening {
  public:
-  explicit PrequentialScreening(ScreeningStageOptions options = {});
+  // Reads the calibration file when one is named; throws for bad options or an unreadable file.
+  explicit RoundScreening(ScreeningStageOptions options = {});
   [[nodiscard]] bool enabled() const noexcept { return m_options.enabled; }
 
   // Drops what the rule certifies from `proposals` and `decisions` (one per proposal), reports
