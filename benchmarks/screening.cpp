@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -27,9 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/parse_number.hpp"
+#include "common/benchmark_arguments.hpp"
 #include "common/shared_data_dir.hpp"
-#include "common/split_list.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
 
@@ -50,25 +50,21 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw invalid_argument_error(fmt::format("{} needs a value", k));
-      return argv[++i];
-    };
-    if (k == "--data") a.data = value();
-    else if (k == "--kernels") a.kernels = detail::split_list(value());
-    else if (k == "--devices") a.devices = detail::split_list(value());
-    else if (k == "--seeds") a.seeds = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--first-seed") a.first_seed = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--budget") a.budget = detail::parse_number<std::size_t>(k, value());
-    else if (k == "--alpha") a.alpha = detail::parse_number<double>(k, value());
-    else if (k == "--delta") a.delta = detail::parse_number<double>(k, value());
-    else if (k == "--calibration-fraction") a.calibration_fraction = detail::parse_number<double>(k, value());
-    else if (k == "--threads") a.threads = detail::parse_number<unsigned>(k, value());
-    else if (k == "--json") a.json = true;
-    else throw invalid_argument_error(fmt::format("unknown argument {}", k));
-  }
+  bench::BenchmarkArguments args(
+      "usage: screening [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]\n"
+      "                 [--budget 200] [--alpha 0.1] [--delta 0.1] [--calibration-fraction 0.2] [--threads N] [--json]\n");
+  args.text("--data", a.data)
+      .list("--kernels", a.kernels)
+      .list("--devices", a.devices)
+      .number("--seeds", a.seeds)
+      .number("--first-seed", a.first_seed)
+      .number("--budget", a.budget)
+      .number("--alpha", a.alpha)
+      .number("--delta", a.delta)
+      .number("--calibration-fraction", a.calibration_fraction)
+      .number("--threads", a.threads)
+      .flag("--json", [&] { a.json = true; });
+  if (!args.parse(argc, argv)) std::exit(0);  // --help was shown
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
   if (!(a.calibration_fraction > 0 && a.calibration_fraction < 1))
     throw invalid_argument_error("--calibration-fraction must lie in (0, 1)");
