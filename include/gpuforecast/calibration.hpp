@@ -6,6 +6,7 @@
 #include "gpuforecast/calibration/conformal_quantile.hpp"
 #include "gpuforecast/calibration/cqr.hpp"
 #include "gpuforecast/calibration/deferral.hpp"
+#include "gpuforecast/calibration/device_adaptation.hpp"
 #include "gpuforecast/calibration/learn_then_test.hpp"
 #include "gpuforecast/calibration/metrics.hpp"
 #include "gpuforecast/calibration/model_bundle.hpp"

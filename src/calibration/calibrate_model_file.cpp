@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
+#include <random>
 #include <system_error>
 
 #include "gpuforecast/calibration/model_bundle.hpp"
@@ -24,6 +26,15 @@ bool same_file(const std::string& x, const std::string& y) {
   return ec1 || ec2 ? x == y : cx == cy;
 }
 
+// The warning for calibration files the surrogate was trained on.
+void warn_if_trained_on(const TrainingSummary& trained, std::span<const std::string> data_files,
+                        std::vector<std::string>& warnings) {
+  for (const auto& d : data_files)
+    if (std::any_of(trained.sources.begin(), trained.sources.end(), [&](const auto& s) { return same_file(s, d); }))
+      warnings.push_back(fmt::format(
+          "{} was used to train the surrogate; the guarantees assume calibration data the surrogate has not seen", d));
+}
+
 }  // namespace
 
 ModelFileCalibration calibrate_model_file(const std::string& model_path, std::span<const std::string> data_files,
@@ -34,10 +45,7 @@ ModelFileCalibration calibrate_model_file(const std::string& model_path, std::sp
   ModelFileCalibration out;
   out.surrogate_kind = surrogate.kind();
   out.files = data_files.size();
-  for (const auto& d : data_files)
-    if (std::any_of(trained.sources.begin(), trained.sources.end(), [&](const auto& s) { return same_file(s, d); }))
-      out.warnings.push_back(fmt::format(
-          "{} was used to train the surrogate; the guarantees assume calibration data the surrogate has not seen", d));
+  warn_if_trained_on(trained, data_files, out.warnings);
 
   const Dataset data = Dataset::load(data_files);
   const auto [cands, times] = successful_runs(data.observations(true));
@@ -48,6 +56,58 @@ ModelFileCalibration calibrate_model_file(const std::string& model_path, std::sp
   out.calibrator = SelectiveCalibrator::fit(cands, forecasts, times, options);
   out.measurements = cands.size();
   set_calibration_section(file, out.calibrator);
+  write_model_file(out_path, file);
+  return out;
+}
+
+ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const std::string& data_file,
+                                           const std::string& out_path, std::size_t samples,
+                                           const DeviceAdaptationOptions& options) {
+  ModelFile file = read_model_file(model_path);
+  const AnySurrogate surrogate = surrogate_from(file, model_path);
+  ModelFileDeviceAdaptation out;
+  out.calibration.surrogate_kind = surrogate.kind();
+  out.calibration.files = 1;
+  const std::vector<std::string> files{data_file};
+  warn_if_trained_on(training_summary_from(file, model_path), files, out.calibration.warnings);
+
+  const Dataset data = Dataset::load(files);
+  const auto [cands, times] = successful_runs(data.observations(true));
+  if (data.spaces().size() != 1)
+    throw invalid_argument_error(fmt::format("{}: adapting to a device needs one device's measurements, the file holds {} spaces",
+                                             data_file, data.spaces().size()));
+  const auto& device = data.spaces().front().device;
+  out.device = device ? device->name : std::string();
+  if (cands.size() < samples)
+    throw invalid_argument_error(fmt::format("{}: {} successful runs, fewer than the {} asked for", data_file,
+                                             cands.size(), samples));
+  std::vector<std::size_t> order(cands.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(options.calibration.seed ^ 0x9e3779b97f4a7c15ULL);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto forecasts = surrogate.predict(cands);
+  std::vector<Candidate> c;
+  std::vector<Forecast> f;
+  std::vector<double> t;
+  for (std::size_t k = 0; k < samples; ++k) {
+    c.push_back(cands[order[k]]);
+    f.push_back(forecasts[order[k]]);
+    t.push_back(times[order[k]]);
+  }
+  out.calibration.calibrator = adapt_to_device(out.device, c, f, t, options);
+  out.calibration.measurements = samples;
+  const SelectiveCalibrator& cal = out.calibration.calibrator;
+  const CalibrationOptions& used = cal.options();
+  for (std::size_t k = samples; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    const Decision d = cal.decide(cands[i], forecasts[i]);
+    ++out.held_out;
+    if (d.defer) continue;
+    ++out.answered;
+    const auto ref = used.reference_ms > 0 ? std::optional<double>(used.reference_ms) : std::nullopt;
+    out.losses += deferral_loss(used, d.forecast, times[i], ref) > 0.5;
+  }
+  set_calibration_section(file, cal);
   write_model_file(out_path, file);
   return out;
 }

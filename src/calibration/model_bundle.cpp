@@ -24,7 +24,7 @@ std::optional<SelectiveCalibrator> calibration_from(const ModelFile& file, const
     throw model_file_error(origin, fmt::format("calibration section version {} is newer than this gpuforecast "
                                                "understands ({}): upgrade gpuforecast",
                                                version, calibration_section_version));
-  auto c = SelectiveCalibrator::load(r);
+  auto c = SelectiveCalibrator::load(r, version);
   if (!r.at_end()) r.fail("trailing bytes after the calibration");
   return c;
 }

@@ -33,6 +33,8 @@ void check_options(const CalibrationOptions& o) {
     throw invalid_argument_error(fmt::format("deferral_fraction must lie in [0, 1), got {}", o.deferral_fraction));
   if (!(o.tolerance > 0)) throw invalid_argument_error(fmt::format("relative-error tolerance must be positive, got {}", o.tolerance));
   if (!(o.aci_gamma >= 0)) throw invalid_argument_error(fmt::format("adaptive conformal gamma must be >= 0, got {}", o.aci_gamma));
+  if (!(o.reference_ms >= 0) || !std::isfinite(o.reference_ms))
+    throw invalid_argument_error(fmt::format("reference runtime must be 0 (random peers) or positive, got {} ms", o.reference_ms));
 }
 
 bool needs_reference(const CalibrationOptions& o) {
@@ -91,9 +93,13 @@ SelectiveCalibrator SelectiveCalibrator::fit(std::span<const Candidate> candidat
     const Interval iv = c.m_conformal.interval(candidates[i], f);
     std::optional<double> ref;
     if (needs_reference(o)) {
-      const auto& peers = by_space[group_key(GroupBy::kernel_and_device, candidates[i])];
-      std::size_t j = peers[std::uniform_int_distribution<std::size_t>(0, peers.size() - 1)(rng)];
-      ref = observed_ms[j];
+      if (o.reference_ms > 0) {
+        ref = o.reference_ms;
+      } else {
+        const auto& peers = by_space[group_key(GroupBy::kernel_and_device, candidates[i])];
+        std::size_t j = peers[std::uniform_int_distribution<std::size_t>(0, peers.size() - 1)(rng)];
+        ref = observed_ms[j];
+      }
       f.bin_probabilities = bin_probabilities(f, iv, o.alpha, *ref);
     }
     conf.push_back(c.confidence_of(f, iv));
@@ -115,19 +121,33 @@ double SelectiveCalibrator::confidence_of(const Forecast& f, const Interval& iv)
 
 Interval SelectiveCalibrator::interval(const Candidate& c, const Forecast& f) const {
   if (!fitted()) throw invalid_argument_error("selective calibrator used before it was fitted");
+  return uncorrected_interval(c, m_scope ? m_scope->correction.apply(f) : f);
+}
+
+Interval SelectiveCalibrator::uncorrected_interval(const Candidate& c, const Forecast& f) const {
   if (m_adaptive && m_adaptive->steps() > 0) return m_adaptive->interval(f);
   return m_conformal.interval(c, f);
 }
 
 void SelectiveCalibrator::update(const Candidate& c, const Forecast& f, double observed_ms) {
   (void)c;
-  if (m_adaptive) m_adaptive->update(f, observed_ms);
+  if (m_adaptive) m_adaptive->update(m_scope ? m_scope->correction.apply(f) : f, observed_ms);
 }
 
-Decision SelectiveCalibrator::decide(const Candidate& c, const Forecast& f, std::optional<double> reference_ms) const {
+Decision SelectiveCalibrator::decide(const Candidate& c, const Forecast& raw, std::optional<double> reference_ms) const {
+  if (!fitted()) throw invalid_argument_error("selective calibrator used before it was fitted");
   Decision d;
+  if (m_scope && !(c.device && c.device->name == m_scope->device)) {
+    d.forecast = raw;
+    d.defer = true;
+    d.reason = fmt::format("calibrated for device {} only, not {}: measure", m_scope->device,
+                           c.device ? c.device->name : std::string("(no device)"));
+    return d;
+  }
+  const Forecast f = m_scope ? m_scope->correction.apply(raw) : raw;
+  if (!reference_ms && m_options.reference_ms > 0) reference_ms = m_options.reference_ms;
   d.forecast = f;
-  const Interval iv = interval(c, f);
+  const Interval iv = uncorrected_interval(c, f);
   d.interval_low_ms = iv.low_ms;
   d.interval_high_ms = iv.high_ms;
   if (reference_ms) d.forecast.bin_probabilities = bin_probabilities(f, iv, m_options.alpha, *reference_ms);
@@ -176,6 +196,10 @@ std::string SelectiveCalibrator::describe() const {
   else
     s += fmt::format("; no threshold certified at risk {} / delta {}: every forecast is deferred", m_deferral.alpha,
                      m_deferral.delta);
+  if (m_options.reference_ms > 0) s += fmt::format("; bins against a reference of {:.4g} ms", m_options.reference_ms);
+  if (m_scope)
+    s += fmt::format("; device {} only, forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on {} points)",
+                     m_scope->device, m_scope->correction.offset, m_scope->correction.slope, m_scope->adapt_points);
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gpuforecast/calibration/adaptive_conformal.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
@@ -135,9 +136,18 @@ void SelectiveCalibrator::save(ArchiveWriter& w) const {
   }
   w.u32(m_adaptive ? 1 : 0);
   if (m_adaptive) m_adaptive->save(w);
+  // Version 2.
+  w.f64(o.reference_ms);
+  w.u32(m_scope ? 1 : 0);
+  if (m_scope) {
+    w.str(m_scope->device);
+    w.f64(m_scope->correction.offset);
+    w.f64(m_scope->correction.slope);
+    w.u64(m_scope->adapt_points);
+  }
 }
 
-SelectiveCalibrator SelectiveCalibrator::load(ArchiveReader& r) {
+SelectiveCalibrator SelectiveCalibrator::load(ArchiveReader& r, std::uint32_t version) {
   SelectiveCalibrator c;
   auto& o = c.m_options;
   auto enum_u32 = [&](std::uint32_t max, const char* what) {
@@ -185,6 +195,20 @@ SelectiveCalibrator SelectiveCalibrator::load(ArchiveReader& r) {
     d.steps.push_back(s);
   }
   if (r.u32() != 0) c.m_adaptive = AdaptiveConformal::load(r);
+  if (version < 2) return c;
+  o.reference_ms = r.f64();
+  if (!(o.reference_ms >= 0) || !std::isfinite(o.reference_ms))
+    r.fail("calibration reference runtime " + std::to_string(o.reference_ms) + " ms is not a finite value >= 0");
+  if (r.u32() != 0) {
+    DeviceScope s;
+    s.device = r.str();
+    s.correction.offset = r.f64();
+    s.correction.slope = r.f64();
+    s.adapt_points = r.u64();
+    if (!std::isfinite(s.correction.offset) || !(s.correction.slope > 0) || !std::isfinite(s.correction.slope))
+      r.fail("device correction of " + s.device + " is not finite with a positive slope");
+    c.m_scope = std::move(s);
+  }
   return c;
 }
 

@@ -12,6 +12,7 @@
 #include "gpuforecast/calibration/deferral.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
+#include "gpuforecast/core/error.hpp"
 
 namespace {
 
@@ -30,7 +31,35 @@ struct CalibrateArgs {
   double deferral_fraction = 0;
   double aci_gamma = 0;
   std::uint64_t seed = 0;
+  std::size_t device_samples = 0;  // > 0: adapt to the one device of --data from this many runs
+  double adapt_fraction = gpuforecast::DeviceAdaptationOptions{}.adapt_fraction;
 };
+
+// --device-samples K: K random runs of a new device adapt and certify; the file's other runs judge.
+void run_device_adaptation(const CalibrateArgs& a, const gpuforecast::CalibrationOptions& o) {
+  using namespace gpuforecast;
+  if (a.data.size() != 1)
+    throw invalid_argument_error(fmt::format("calibrate --device-samples takes one --data file (one device), got {}",
+                                             a.data.size()));
+  DeviceAdaptationOptions d;
+  d.calibration = o;
+  d.adapt_fraction = a.adapt_fraction;
+  const ModelFileDeviceAdaptation r = adapt_model_file(a.model, a.data.front(), a.out, a.device_samples, d);
+  for (const auto& w : r.calibration.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
+  const auto& cal = r.calibration.calibrator;
+  const auto& scope = *cal.device_scope();
+  fmt::print("adapted the {} surrogate to {} from {} random measurements (seed {}): {} fit the correction "
+             "log t = {:.3f} + {:.3f} log t_hat, {} certify\n",
+             r.calibration.surrogate_kind, r.device, a.device_samples, a.seed, scope.adapt_points,
+             scope.correction.offset, scope.correction.slope, a.device_samples - scope.adapt_points);
+  fmt::print("  {}\n", cal.describe());
+  const double share = r.held_out ? static_cast<double>(r.answered) / static_cast<double>(r.held_out) : 0;
+  const double risk = r.answered ? static_cast<double>(r.losses) / static_cast<double>(r.answered) : 0;
+  fmt::print("  the file's other {} configurations (not used): {:.1f}% answered without measuring, realised risk {:.3f} "
+             "({} of {} wrong; {} loss, guarantee P(risk <= {}) >= {})\n",
+             r.held_out, 100 * share, risk, r.losses, r.answered, to_string(o.loss), o.risk_alpha, 1 - o.delta);
+  fmt::print("wrote {}\n", a.out);
+}
 
 void run(const CalibrateArgs& a) {
   using namespace gpuforecast;
@@ -46,6 +75,7 @@ void run(const CalibrateArgs& a) {
   o.deferral_fraction = a.deferral_fraction;
   o.aci_gamma = a.aci_gamma;
   o.seed = a.seed;
+  if (a.device_samples > 0) return run_device_adaptation(a, o);
   const ModelFileCalibration result = calibrate_model_file(a.model, a.data, a.out, o);
   for (const auto& w : result.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
 
@@ -88,6 +118,13 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
       ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--aci-gamma", args->aci_gamma, "adaptive conformal step for online use (0: off)")->capture_default_str();
   c->add_option("--seed", args->seed, "seed for splits and references")->capture_default_str();
+  c->add_option("--device-samples", args->device_samples,
+                "adapt to a new device: K random runs of the one --data file fit a forecast correction and "
+                "certify (the file's other runs are reported, not used); 0: plain calibration")
+      ->capture_default_str();
+  c->add_option("--adapt-fraction", args->adapt_fraction,
+                "with --device-samples: share of the K runs that fit the correction, the rest certify")
+      ->capture_default_str()->check(gpuforecast::cli::number_in(0, 1));
   c->callback([args] { run(*args); });
 }};
 

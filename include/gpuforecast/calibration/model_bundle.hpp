@@ -10,7 +10,7 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-inline constexpr std::uint32_t calibration_section_version = 1;
+inline constexpr std::uint32_t calibration_section_version = calibrator_archive_version;
 
 void set_calibration_section(ModelFile& file, const SelectiveCalibrator& calibrator);
 // nullopt when the file has no "calibration" section; model_file_error when it is damaged or

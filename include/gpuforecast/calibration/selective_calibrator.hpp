@@ -43,7 +43,34 @@ struct CalibrationOptions {
   std::size_t aci_window = 0;
 
   std::uint64_t seed = 0;  // splits and the references drawn for the wrong_bin loss
+  // > 0: the wrong_bin loss and the bin-probability confidence use this one reference runtime
+  // (ms) for every calibration point, instead of a random other point of the same space; then
+  // decide() uses it too when no reference is given. 0: random peers.
+  double reference_ms = 0;
 };
+
+// A monotone correction of a forecast in log-runtime, log t = offset + slope * log t_hat: what a
+// device-adapted calibration (device_adaptation.hpp) applies to a model's forecasts of its device.
+struct ForecastCorrection {
+  double offset = 0;  // log-runtime shift (log ms)
+  double slope = 1;   // > 0, so the order of forecasts is kept
+
+  [[nodiscard]] bool is_identity() const noexcept { return offset == 0 && slope == 1; }
+  // Median, quantiles and spread mapped; p_fail kept; bin probabilities dropped (they depend on
+  // the interval, which is computed after the correction).
+  [[nodiscard]] Forecast apply(const Forecast& f) const;
+};
+
+// What a calibration adapted to one device (adapt_to_device) holds besides the usual parts:
+// the device, the correction of the model's forecasts of it, and how many points fitted it.
+struct DeviceScope {
+  std::string device;  // Device::name
+  ForecastCorrection correction;
+  std::size_t adapt_points = 0;
+};
+
+// Version of SelectiveCalibrator::save's bytes; 2 added the device scope and the fixed reference.
+inline constexpr std::uint32_t calibrator_archive_version = 2;
 
 class SelectiveCalibrator {
  public:
@@ -71,18 +98,26 @@ class SelectiveCalibrator {
   [[nodiscard]] const MondrianConformal& conformal() const noexcept { return m_conformal; }
   [[nodiscard]] const LttResult& deferral() const noexcept { return m_deferral; }
   [[nodiscard]] const std::optional<AdaptiveConformal>& adaptive() const noexcept { return m_adaptive; }
+  // Set by adapt_to_device: forecasts of `scope.device` are corrected before every decision and
+  // interval, and candidates of any other device are deferred (the calibration says nothing of them).
+  void restrict_to_device(DeviceScope scope) { m_scope = std::move(scope); }
+  [[nodiscard]] const std::optional<DeviceScope>& device_scope() const noexcept { return m_scope; }
   // One line: "alpha 0.1 split intervals (q = 1.64 on 436 points); accept if confidence >= ..."
   [[nodiscard]] std::string describe() const;
 
   void save(ArchiveWriter& w) const;
-  static SelectiveCalibrator load(ArchiveReader& r);
+  // `version`: the archive version the bytes were written with (1: before device scopes).
+  static SelectiveCalibrator load(ArchiveReader& r, std::uint32_t version = calibrator_archive_version);
 
  private:
   [[nodiscard]] double confidence_of(const Forecast& f, const Interval& iv) const;
+  // The interval of an already corrected forecast.
+  [[nodiscard]] Interval uncorrected_interval(const Candidate& c, const Forecast& f) const;
   CalibrationOptions m_options;
   MondrianConformal m_conformal;
   LttResult m_deferral;
   std::optional<AdaptiveConformal> m_adaptive;
+  std::optional<DeviceScope> m_scope;
 };
 
 // Per-point loss of a forecast under the calibrator's options (reference needed for wrong_bin).
