@@ -2,6 +2,7 @@
 // Umbrella: search strategies, budgets, traces, observers, resuming, and replayed experiments.
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/search/events.hpp"
 #include "gpuforecast/search/genetic.hpp"
 #include "gpuforecast/search/observer.hpp"

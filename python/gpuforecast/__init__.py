@@ -32,11 +32,13 @@ from ._gpuforecast import (  # noqa: F401  (re-exported)
     surrogate_names,
 )
 from ._columns import columns_of
+from .events import read_events
 
 __version__ = _native.__version__
 
 __all__ = [
-    "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "surrogate_names",
+    "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "read_events",
+    "surrogate_names",
     "Error", "InputError", "ConfigurationError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
     "CudaError",
 ]

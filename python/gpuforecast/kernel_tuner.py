@@ -82,10 +82,13 @@ class Strategy:
     name; the device Kernel Tuner reports). Other keyword options go to the C++ strategy by
     name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5). Certified screening:
     screen=True, screen_alpha=0.1, screen_delta=0.1 (docs/calibration.md, "Certified screening").
+    events: the path of the search's event log, written as it goes (JSON Lines, docs/events.md;
+    gpuforecast.read_events reads it into a DataFrame).
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, surrogate: str = "default", seed: int = 0,
-                 kernel: str | None = None, device: str | None = None, **options: Any):
+                 kernel: str | None = None, device: str | None = None, events: str | os.PathLike | None = None,
+                 **options: Any):
         if model is not None and not isinstance(model, (str, os.PathLike)):
             raise TypeError(f"model must be None or the path of a model file, got {model!r}")
         self.model_path = "" if model is None else os.fspath(model)
@@ -95,6 +98,7 @@ class Strategy:
         self.seed = int(seed)
         self.kernel = kernel
         self.device = device
+        self.events = "" if events is None else os.fspath(events)
         # the C++ options table parses text; Python's True/False become "true"/"false"
         self.options = {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
 
@@ -167,7 +171,7 @@ class Strategy:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore" if not tuning_options.get("verbose", False) else "default")
                 _native._surrogate_search(space, kernel, device, _problem_size(runner), measure, budget,
-                                                       self.seed, self.model_path, self.surrogate, self.options)
+                                          self.seed, self.model_path, self.surrogate, self.options, self.events)
         except StopCriterionReached as e:
             if tuning_options.get("verbose", False):
                 print(e)

@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 
@@ -115,7 +116,7 @@ void bind_search(nb::module_& m) {
       [](const TuningSpace& space, const std::string& kernel, const std::string& device,
          const std::vector<std::int64_t>& problem_size, nb::object measure, std::size_t max_measurements,
          std::uint64_t seed, const std::string& model_path, const std::string& surrogate,
-         const std::map<std::string, std::string>& options) {
+         const std::map<std::string, std::string>& options, const std::string& events) {
         StrategySettings settings;
         settings.seed = seed;
         settings.model_path = model_path;
@@ -125,6 +126,7 @@ void bind_search(nb::module_& m) {
         PendingPythonError pending;
         SearchContext ctx(space, prototype(kernel, device, problem_size),
                           PythonBenchmarker{measure.ptr(), &pending}, Budget{max_measurements, 0});
+        if (!events.empty()) ctx.add_observer(EventLog(events, {fmt::format("surrogate seed {}", seed)}));
         bool raised = false;
         {
           nb::gil_scoped_release release;
@@ -142,7 +144,9 @@ void bind_search(nb::module_& m) {
       },
       nb::arg("space"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("measure"),
       nb::arg("max_measurements"), nb::arg("seed"), nb::arg("model_path"), nb::arg("surrogate"), nb::arg("options"),
-      "Runs the surrogate-filtered search; `measure` is called with batches of value tuples.");
+      nb::arg("events") = "",
+      "Runs the surrogate-filtered search; `measure` is called with batches of value tuples; `events`: the path "
+      "of its event log (JSON Lines), \"\" for none.");
 }
 
 }  // namespace gpuforecast::python

@@ -16,6 +16,7 @@
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/simulated_farm.hpp"
@@ -206,6 +207,7 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
       if (!cache.empty())
         ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
       if (e.trace_path) ctx.add_observer(T4TraceWriter(e.trace_path(i)));
+      if (e.events_path) ctx.add_observer(EventLog(e.events_path(i), {fmt::format("{} seed {}", e.strategy, seed)}));
       ctx.add_observer(ScreeningJudge{&lookup, &run});
       const auto start = std::chrono::steady_clock::now();
       strategy.run(ctx);

@@ -42,6 +42,11 @@ void SearchContext::report_screening(const SearchScreened& e) {
   for (auto& o : m_observers) o.screened(e);
 }
 
+void SearchContext::report_forecasts(const SearchForecasted& e) {
+  begin_once();
+  for (auto& o : m_observers) o.forecasted(e);
+}
+
 Candidate SearchContext::candidate(const Config& config) const {
   Candidate c = m_prototype;
   c.config = config;

@@ -90,6 +90,7 @@ std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Prop
   for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
   auto decisions = model.decide(candidates);
   if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
+  ctx.report_forecasts(SearchForecasted{proposals.configs, decisions});
   (void)screening.screen(ctx, model, proposals, decisions, state.measurements);
   auto chosen = select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
   screening.remember(chosen, proposals, decisions,

@@ -17,6 +17,7 @@
 #include "gpuforecast/report/svg_plot.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
@@ -59,6 +60,7 @@ struct SearchArgs {
   std::uint64_t first_seed = 1;
   unsigned threads = 0;  // replay runs side by side; 0: one per hardware thread
   std::string trace;
+  std::string events;  // JSON Lines event log (event_log.hpp)
   std::string cache;
   bool resume = false;
   double time_scale = 0;
@@ -238,6 +240,7 @@ void run_replay(const SearchArgs& a) {
       };
     };
     if (!a.trace.empty()) e.trace_path = run_file(a.trace);
+    if (!a.events.empty()) e.events_path = run_file(a.events);
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
     e.time_scale = a.time_scale;
@@ -389,6 +392,7 @@ void live_search(const SearchArgs& a) {
     if (!a.cache.empty())
       ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
+    if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
     strategy.run(ctx);
     ctx.finish();
     trace = ctx.trace();
@@ -573,6 +577,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
       });
     }
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
+    if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
     strategy.run(ctx);
     ctx.finish();
     farm.on_result({});
@@ -666,6 +671,10 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: seeds searched side by side (0: one per hardware thread; any count gives the same result)")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write each run's trace in T4 format (.seedN inserted for several seeds)");
+  cmd->add_option("--events", args->events,
+                  "write each run's event log as it goes: JSON Lines, one line per forecast round, screening, "
+                  "measurement (with the forecast made before it) and round (docs/events.md; .seedN inserted "
+                  "for several seeds, STRATEGY. prefixed for several strategies)");
   cmd->add_option("--cache", args->cache,
                   "write each run's measurements to this Kernel Tuner cache file as they land (plain JSON; "
                   ".seedN inserted for several seeds, STRATEGY. prefixed for several strategies)");

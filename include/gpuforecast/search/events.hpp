@@ -2,8 +2,10 @@
 // What a SearchContext tells its observers, in this order: one SearchBegin before the first
 // measurement, a SearchMeasured for each measurement as it lands, a SearchRound each time a
 // batch handed to evaluate() has been answered, and one SearchEnd when the caller calls
-// SearchContext::finish(). A strategy that screens its proposals (surrogate-filtered search with
-// screening on) reports each screening as a SearchScreened before the round it chose is measured. Events refer to the context's own data: valid during the call only.
+// SearchContext::finish(). A strategy that ranks its proposals by a model (surrogate-filtered
+// search) reports the model's decisions on them as a SearchForecasted, and, with screening on,
+// the screening as a SearchScreened, both before the round it chose is measured. Events refer to
+// the context's own data: valid during the call only.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -38,6 +40,11 @@ struct SearchRound {
   std::span<const Config> configs;            // as the strategy handed them over
   std::span<const Measurement> measurements;  // the answers, in the same order
   const Trace& trace;
+};
+
+struct SearchForecasted {
+  std::span<const Config> proposed;     // every candidate the model decided on this round
+  std::span<const Decision> decisions;  // one per proposed candidate, in the same order
 };
 
 struct SearchScreened {

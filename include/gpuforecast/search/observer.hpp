@@ -3,7 +3,7 @@
 // implements any subset of
 //     on_begin(const SearchBegin&)        on_measured(const SearchMeasured&)
 //     on_round(const SearchRound&)        on_end(const SearchEnd&)
-//     on_screened(const SearchScreened&)
+//     on_screened(const SearchScreened&) on_forecasted(const SearchForecasted&)
 // on_measured and on_round may return bool: `true` asks the search to stop (the context then
 // reports exhausted(), and the strategy ends as it does at the end of its budget).
 // SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
@@ -30,8 +30,10 @@ concept ObservesEnd = requires(O& o, const SearchEnd& e) { o.on_end(e); };
 template <class O>
 concept ObservesScreened = requires(O& o, const SearchScreened& e) { o.on_screened(e); };
 template <class O>
-concept SearchObserver =
-    ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O> || ObservesScreened<O>;
+concept ObservesForecasted = requires(O& o, const SearchForecasted& e) { o.on_forecasted(e); };
+template <class O>
+concept SearchObserver = ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O> ||
+                         ObservesScreened<O> || ObservesForecasted<O>;
 
 namespace detail {
 
@@ -55,7 +57,7 @@ template <class O>
   static_assert(SearchObserver<O>,
                 "a search observer must implement at least one of on_begin(const SearchBegin&), "
                 "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
-                "on_screened(const SearchScreened&)");
+                "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&)");
   if constexpr (ObservesMeasured<O>)
     static_assert(stop_answer<decltype(std::declval<O&>().on_measured(std::declval<const SearchMeasured&>()))>,
                   "on_measured must return void, or bool (true: stop the search)");
@@ -71,6 +73,9 @@ template <class O>
   if constexpr (ObservesScreened<O>)
     static_assert(std::is_void_v<decltype(std::declval<O&>().on_screened(std::declval<const SearchScreened&>()))>,
                   "on_screened must return void");
+  if constexpr (ObservesForecasted<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_forecasted(std::declval<const SearchForecasted&>()))>,
+                  "on_forecasted must return void");
   return SearchObserver<O>;
 }
 
@@ -103,6 +108,7 @@ class AnyObserver {
   [[nodiscard]] bool round(const SearchRound& e) { return m_self->round(e); }           // true: stop
   void end(const SearchEnd& e) { m_self->end(e); }
   void screened(const SearchScreened& e) { m_self->screened(e); }
+  void forecasted(const SearchForecasted& e) { m_self->forecasted(e); }
 
  private:
   struct Concept {
@@ -112,6 +118,7 @@ class AnyObserver {
     virtual bool round(const SearchRound& e) = 0;
     virtual void end(const SearchEnd& e) = 0;
     virtual void screened(const SearchScreened& e) = 0;
+    virtual void forecasted(const SearchForecasted& e) = 0;
   };
   template <class O>
   struct Model final : Concept {
@@ -134,6 +141,9 @@ class AnyObserver {
     }
     void screened(const SearchScreened& e) override {
       if constexpr (ObservesScreened<T>) U::get(value).on_screened(e);
+    }
+    void forecasted(const SearchForecasted& e) override {
+      if constexpr (ObservesForecasted<T>) U::get(value).on_forecasted(e);
     }
     O value;
   };

@@ -57,6 +57,8 @@ struct ReplayExperiment {
                               // count of finished runs when several run at once
   // When set, run i's trace is written in T4 format to trace_path(i) when it ends.
   std::function<std::string(std::size_t run)> trace_path;
+  // When set, run i writes its event log (event_log.hpp, JSON Lines) to events_path(i) as it goes.
+  std::function<std::string(std::size_t run)> events_path;
   // When set, run i writes a Kernel Tuner cache to cache_path(i) as it goes (each measurement
   // flushed as it lands; the replay then measures one candidate at a time).
   std::function<std::string(std::size_t run)> cache_path;

@@ -70,6 +70,8 @@ class SearchContext {
   void finish();
   // A strategy that screens its proposals tells the observers how (events.hpp).
   void report_screening(const SearchScreened& event);
+  // A model-ranked strategy's decisions on its proposals, before it chooses among them.
+  void report_forecasts(const SearchForecasted& event);
 
   [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
   [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }

@@ -1,0 +1,48 @@
+#pragma once
+// A search observer that writes what happens as it happens, one JSON object per line (JSON
+// Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
+// round's forecasts, each screening, each measurement (with the forecast made before it and its
+// realised error), each round and the end. Every line is written whole and flushed when its
+// event happens, so a killed search leaves every event up to the kill; readers skip a last line
+// cut short and say so.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+inline constexpr int event_log_version = 1;
+
+struct EventLogOptions {
+  std::string run;             // a label written into every line ("surrogate seed 3"), "" for none
+  bool all_decisions = false;  // one "decision" line per proposed candidate: thousands per round
+};
+
+class EventLog {
+ public:
+  // Creates (or replaces) `path` when the search begins; gpuforecast::error naming it if it cannot.
+  explicit EventLog(std::string path, EventLogOptions options = {});
+  EventLog(EventLog&&) noexcept;
+  EventLog& operator=(EventLog&&) noexcept;
+  ~EventLog();
+
+  void on_begin(const SearchBegin& e);
+  void on_forecasted(const SearchForecasted& e);
+  void on_screened(const SearchScreened& e);
+  void on_measured(const SearchMeasured& e);
+  void on_round(const SearchRound& e);
+  void on_end(const SearchEnd& e);
+
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
+
+ private:
+  struct State;
+  std::string m_path;
+  EventLogOptions m_options;
+  std::unique_ptr<State> m_state;
+};
+
+}  // namespace gpuforecast

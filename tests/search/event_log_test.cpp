@@ -1,0 +1,132 @@
+// The event log: a replayed surrogate-filtered search with screening writes one JSON line per
+// event, in order, each on disk when its event happens, measurements carrying the forecast made
+// before them; the same seed gives the same lines (times aside); a path it cannot open is named.
+#include "gpuforecast/search/event_log.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/search/strategy_registry.hpp"
+#include "support/data.hpp"
+
+using namespace gpuforecast;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<nlohmann::json> read_lines(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<nlohmann::json> out;
+  std::string line;
+  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// After each measurement, the file already ends with that measurement's line.
+struct FlushChecker {
+  fs::path path;
+  std::size_t checked = 0;
+  void on_measured(const SearchMeasured& e) {
+    const auto lines = read_lines(path);
+    REQUIRE_FALSE(lines.empty());
+    CHECK(lines.back()["event"] == "measured");
+    CHECK(lines.back()["index"] == e.index);
+    ++checked;
+  }
+};
+
+std::vector<nlohmann::json> run_logged_search(const fs::path& path, std::uint64_t seed, FlushChecker* checker) {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
+  StrategySettings settings;
+  settings.seed = seed;
+  settings.options = {{"screen", "true"}};
+  SearchContext ctx(data->space, data->observations.front().candidate, ReplayBenchmarker(data), Budget{50});
+  ctx.add_observer(EventLog(path.string(), {"surrogate seed " + std::to_string(seed)}));
+  if (checker) ctx.add_observer(std::ref(*checker));
+  auto strategy = make_strategy("surrogate", settings);
+  strategy.run(ctx);
+  ctx.finish();
+  return read_lines(path);
+}
+
+}  // namespace
+
+TEST_CASE("a replayed search's event log holds every event in order, each written as it happens", "[search][data]") {
+  const fs::path path = fs::temp_directory_path() / "gpuforecast_event_log_test.jsonl";
+  FlushChecker checker{path};
+  const auto lines = run_logged_search(path, 5, &checker);
+  CHECK(checker.checked == 50);
+  REQUIRE(lines.size() > 50);
+  CHECK(lines.front()["event"] == "begin");
+  CHECK(lines.front()["kernel"] == "convolution_milo");
+  CHECK(lines.front()["budget"]["measurements"] == 50);
+  CHECK(lines.back()["event"] == "end");
+  CHECK(lines.back()["measurements"] == 50);
+  std::size_t measured = 0, with_forecast = 0, forecasts = 0, screened = 0;
+  double best = INFINITY;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    INFO("line " << i + 1 << ": " << l.dump());
+    CHECK(l["v"] == event_log_version);
+    CHECK(l["seq"] == i);
+    CHECK(l["run"] == "surrogate seed 5");
+    const std::string event = l["event"];
+    if (event == "forecasts") {
+      ++forecasts;
+      CHECK(l["answered"].get<std::size_t>() + l["deferred"].get<std::size_t>() == l["proposed"].get<std::size_t>());
+    } else if (event == "screened") {
+      ++screened;
+    } else if (event == "measured") {
+      ++measured;
+      CHECK(l["index"] == measured);
+      CHECK(l["config"].size() == 10);
+      if (l["status"] == "ok") best = std::min(best, l["time_ms"].get<double>());
+      CHECK(l["best_ms"].get<double>() == best);
+      if (!l["forecast"].is_null()) {
+        ++with_forecast;
+        const auto& f = l["forecast"];
+        const double t = l["time_ms"], fc = f["forecast_ms"];
+        CHECK(f["relative_error"].get<double>() == Approx(std::abs(fc - t) / t));
+        CHECK(f["inside_interval"] == (t >= f["interval_ms"][0].get<double>() && t <= f["interval_ms"][1].get<double>()));
+      }
+    }
+  }
+  CHECK(measured == 50);
+  CHECK(forecasts > 5);
+  CHECK(screened == forecasts);  // screening on: every ranked round is screened too
+  // The initial design is measured without a forecast; everything the model chose has one.
+  CHECK(with_forecast >= 30);
+}
+
+TEST_CASE("the same seed writes the same event log, times aside", "[search][data]") {
+  const fs::path a = fs::temp_directory_path() / "gpuforecast_event_log_a.jsonl";
+  const fs::path b = fs::temp_directory_path() / "gpuforecast_event_log_b.jsonl";
+  auto la = run_logged_search(a, 9, nullptr), lb = run_logged_search(b, 9, nullptr);
+  REQUIRE(la.size() == lb.size());
+  for (std::size_t i = 0; i < la.size(); ++i) {
+    la[i].erase("t");
+    lb[i].erase("t");
+    CHECK(la[i] == lb[i]);
+  }
+}
+
+TEST_CASE("an event log it cannot open is named when the search begins", "[search]") {
+  EventLog log("/nonexistent-folder/run.jsonl");
+  TuningSpace space;
+  Candidate prototype;
+  CHECK_THROWS_WITH(log.on_begin(SearchBegin{space, prototype, Budget{}}),
+                    Contains("/nonexistent-folder/run.jsonl") && Contains("cannot open the event log"));
+}
