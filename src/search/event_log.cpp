@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "gpuforecast/core/error.hpp"
@@ -52,6 +53,7 @@ struct EventLog::State {
   std::unordered_map<std::string, bool> skipped;
   double best_ms = std::numeric_limits<double>::infinity();
   std::size_t measured = 0;
+  std::optional<AnomalyMonitor> monitor;
 
   ~State() {
     if (file) std::fclose(file);
@@ -65,6 +67,13 @@ EventLog& EventLog::operator=(EventLog&&) noexcept = default;
 EventLog::~EventLog() = default;
 
 namespace {
+
+// What every line starts with: version, sequence number, seconds since the beginning, run, kind.
+nlohmann::ordered_json header(std::uint64_t& seq, std::chrono::steady_clock::time_point start, const std::string& run,
+                      const char* event) {
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {{"v", event_log_version}, {"seq", seq++}, {"t", t}, {"run", run}, {"event", event}};
+}
 
 void write_line(std::FILE* f, const std::string& path, nlohmann::ordered_json line) {
   const std::string text = line.dump() + "\n";
@@ -91,18 +100,21 @@ void EventLog::on_begin(const SearchBegin& e) {
               {"problem_size", e.prototype.problem_size},
               {"parameters", parameters},
               {"budget", {{"measurements", e.budget.max_measurements}, {"seconds", e.budget.max_seconds}}}});
+  if (m_options.anomalies) {
+    State* s = m_state.get();
+    const std::string path = m_path, run = m_options.run;
+    s->monitor.emplace(m_options.anomaly_options, [s, path, run](const SearchAnomaly& a) {
+      auto line = header(s->seq, s->start, run, "anomaly");
+      line["index"] = a.index;
+      line["kind"] = a.kind;
+      line["config"] = config_json(a.config);
+      line["statistic"] = number(a.statistic);
+      line["p_value"] = number(a.p_value);
+      line["detail"] = a.detail;
+      write_line(s->file, path, std::move(line));
+    });
+  }
 }
-
-namespace {
-
-// What every line starts with: version, sequence number, seconds since the beginning, run, kind.
-nlohmann::ordered_json header(std::uint64_t& seq, std::chrono::steady_clock::time_point start, const std::string& run,
-                      const char* event) {
-  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {{"v", event_log_version}, {"seq", seq++}, {"t", t}, {"run", run}, {"event", event}};
-}
-
-}  // namespace
 
 void EventLog::on_forecasted(const SearchForecasted& e) {
   if (!m_state) return;
@@ -127,6 +139,7 @@ void EventLog::on_forecasted(const SearchForecasted& e) {
   line["deferred"] = e.proposed.size() - answered;
   line["best_forecast_ms"] = number(best_forecast);
   write_line(s.file, m_path, std::move(line));
+  if (s.monitor) s.monitor->on_forecasted(e);
 }
 
 void EventLog::on_screened(const SearchScreened& e) {
@@ -179,6 +192,7 @@ void EventLog::on_measured(const SearchMeasured& e) {
   }
   if (const auto it = s.skipped.find(key); it != s.skipped.end()) line["screened_out"] = it->second;
   write_line(s.file, m_path, std::move(line));
+  if (s.monitor) s.monitor->on_measured(e);  // its flags follow the measurement's line
 }
 
 void EventLog::on_round(const SearchRound& e) {
@@ -192,6 +206,7 @@ void EventLog::on_round(const SearchRound& e) {
   // Decisions of this round have met their measurements; the next round decides afresh.
   s.decisions.clear();
   s.skipped.clear();
+  if (s.monitor) s.monitor->on_round(e);
 }
 
 void EventLog::on_end(const SearchEnd& e) {

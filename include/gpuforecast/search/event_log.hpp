@@ -2,13 +2,14 @@
 // A search observer that writes what happens as it happens, one JSON object per line (JSON
 // Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
 // round's forecasts, each screening, each measurement (with the forecast made before it and its
-// realised error), each round and the end. Every line is written whole and flushed when its
+// realised error), each anomaly an AnomalyMonitor flags, each round and the end. Every line is written whole and flushed when its
 // event happens, so a killed search leaves every event up to the kill; readers skip a last line
 // cut short and say so.
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "gpuforecast/search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -19,6 +20,8 @@ inline constexpr int event_log_version = 1;
 struct EventLogOptions {
   std::string run;             // a label written into every line ("surrogate seed 3"), "" for none
   bool all_decisions = false;  // one "decision" line per proposed candidate: thousands per round
+  bool anomalies = true;       // run an AnomalyMonitor and write what it flags as "anomaly" lines
+  AnomalyMonitorOptions anomaly_options;
 };
 
 class EventLog {

@@ -1,0 +1,90 @@
+#pragma once
+// Tests that flag GPU behaviour a search should not trust blindly, each with a stated error rate:
+//
+//   - SlowOutlierTest: a measurement much slower than its forecast. The one-sided conformal
+//     p-value of its log ratio r = log(measured / forecast) against every earlier ratio,
+//     p = (1 + #{r_j >= r}) / (n + 1); flagged when p <= level. On exchangeable ratios
+//     P(p <= level) <= level, so the false-flag rate is held at the level.
+//   - StepDrift: a lasting shift of the ratios (a device that became slower, a throttled clock):
+//     one-sided CUSUM, S_t = max(0, S_{t-1} + z_t - k), on ratios standardised by the median and
+//     MAD of a reference window that ends `lag` measurements back; an alarm when S_t > h, then a
+//     restart. With k = 0.5 and a known centre and spread, a stationary Gaussian series alarms
+//     about once in 900 measurements at h = 5 and once in 19,000 at h = 8 (Siegmund's
+//     approximation of the in-control run length); estimated from 30 ratios they are noisy and
+//     the rate is higher (4 alarms in 5,000 at h = 8 in tests/calibration/anomaly_tests_test.cpp).
+//     A search's ratios are not stationary either (the model learns), so benchmarks/anomalies
+//     measures the false alarms it really raises.
+//   - repeat_anomaly: inside one measurement's repeats, a trend (Mann-Kendall, two-sided p <=
+//     level, and the last third's median at least `min_change` away from the first third's, in
+//     log runtime) or two clusters (the widest gap between sorted log runtimes, leaving at least a
+//     quarter on each side, larger than `gap_factor` times the spread within the clusters and
+//     than `min_gap`): the signatures of clocks changing while the kernel ran. The sizes matter:
+//     real repeats drift by a few percent all the time (boost clocks settling), and a test on
+//     significance alone flags a third of a clean search's measurements.
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+class SlowOutlierTest {
+ public:
+  explicit SlowOutlierTest(double level = 0.01);
+  // The p-value of this ratio against the earlier ones (1 with none); the ratio is then kept.
+  double p_value_then_learn(double log_ratio);
+  [[nodiscard]] double level() const noexcept { return m_level; }
+  [[nodiscard]] bool flags(double p_value) const noexcept { return p_value <= m_level; }
+  [[nodiscard]] std::size_t history() const noexcept { return m_sorted.size(); }
+
+ private:
+  double m_level;
+  std::vector<double> m_sorted;
+};
+
+struct StepDriftOptions {
+  std::size_t reference = 30;  // ratios in the reference window
+  std::size_t lag = 20;        // the window ends this many ratios back, so a step is not absorbed at once
+  double k = 0.5;              // allowance, in reference MADs
+  double h = 8.0;              // alarm threshold, in reference MADs
+};
+
+class StepDrift {
+ public:
+  explicit StepDrift(StepDriftOptions options = {});
+  // Adds the next ratio; true when the CUSUM crosses h (the statistic then restarts at 0).
+  bool observe(double log_ratio);
+  [[nodiscard]] double statistic() const noexcept { return m_s; }
+  [[nodiscard]] const StepDriftOptions& options() const noexcept { return m_options; }
+
+ private:
+  StepDriftOptions m_options;
+  std::deque<double> m_history;  // the last reference + lag ratios
+  double m_s = 0;
+};
+
+struct RepeatAnomalyOptions {
+  double trend_level = 0.001;  // Mann-Kendall two-sided p-value at or below which a trend is flagged
+  double min_change = 0.1;     // and the thirds' medians at least this far apart, in log runtime (~10%)
+  double gap_factor = 8.0;     // the gap, over the larger cluster's robust spread of log runtimes
+  double min_gap = 0.1;        // and at least this, in log runtime (~10%)
+  std::size_t min_repeats = 8; // fewer repeats are not tested
+};
+
+struct RepeatAnomaly {
+  std::string kind;  // "trend" or "bimodal"
+  double statistic = 0;  // Mann-Kendall z, or the gap in log runtime
+  double p_value = 1;    // the trend's; 1 for a gap (no null distribution assumed)
+  std::string detail;
+};
+
+// The repeats of one measurement (ms, in the order they ran). Throws invalid_argument_error for
+// a NaN or non-positive repeat, naming its position.
+[[nodiscard]] std::optional<RepeatAnomaly> repeat_anomaly(std::span<const double> repeats_ms,
+                                                          const RepeatAnomalyOptions& options = {});
+
+}  // namespace gpuforecast

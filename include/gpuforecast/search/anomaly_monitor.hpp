@@ -1,0 +1,57 @@
+#pragma once
+// A search observer that flags odd GPU behaviour as the measurements land (the tests and their
+// error rates: calibration/anomaly_tests.hpp): a measurement much slower than the forecast the
+// model made of it before it was measured, a lasting shift of measured against forecast (the
+// device slowed down), and repeats inside one measurement that trend or split in two. A flag
+// never drops or changes a measurement: it is reported beside it (EventLog writes it as an
+// "anomaly" line).
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuforecast/calibration/anomaly_tests.hpp"
+#include "gpuforecast/core/config.hpp"
+#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+struct AnomalyMonitorOptions {
+  double outlier_level = 0.01;  // SlowOutlierTest's level: the false-flag rate held on exchangeable data
+  StepDriftOptions drift;
+  RepeatAnomalyOptions repeats;
+};
+
+struct SearchAnomaly {
+  std::size_t index = 0;  // the measurement (1-based, as the trace) it was raised at
+  std::string kind;       // "slow_outlier", "step_drift", "repeat_trend" or "repeat_bimodal"
+  Config config;
+  double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
+  double p_value = 1;     // where the test has one (1 otherwise)
+  std::string detail;     // one sentence
+};
+
+class AnomalyMonitor {
+ public:
+  explicit AnomalyMonitor(AnomalyMonitorOptions options = {},
+                          std::function<void(const SearchAnomaly&)> on_anomaly = {});
+
+  void on_forecasted(const SearchForecasted& e);
+  void on_measured(const SearchMeasured& e);
+  void on_round(const SearchRound& e);
+
+  [[nodiscard]] const std::vector<SearchAnomaly>& anomalies() const noexcept { return m_anomalies; }
+
+ private:
+  void raise(SearchAnomaly a);
+  AnomalyMonitorOptions m_options;
+  std::function<void(const SearchAnomaly&)> m_on_anomaly;
+  SlowOutlierTest m_outliers;
+  StepDrift m_drift;
+  std::unordered_map<std::string, double> m_forecast_ms;  // this round's forecasts, by Config::key()
+  std::vector<SearchAnomaly> m_anomalies;
+};
+
+}  // namespace gpuforecast
