@@ -22,7 +22,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 url=$("$src/scripts/llm-server" start)
 started=$?
 # 3: the pinned server cannot run on this CPU (no AVX-512); ctest reports the test as skipped.
-[ "$started" = 3 ] && { echo "SKIP: the real-server test needs a CPU with AVX-512 (scripts/llm-server)"; exit 77; }
+[ "$started" = 3 ] && { echo "SKIP: the real-server test needs a CPU the pinned server runs on: AVX-512 and AVX-VNNI (scripts/llm-server)"; exit 77; }
 [ "$started" = 0 ] || fail "scripts/llm-server did not start"
 export GPUFORECAST_LLM_MODEL=SmolLM2-135M-Instruct
 ask() {  # ask NAME BASE_URL extra-args...: output in $work/NAME.out, status in $rc
