@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "command_registry.hpp"
+#include "interrupt.hpp"
 #include "numeric_options.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/version.hpp"
@@ -30,6 +31,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "gpuforecast: unexpected error: {}\n", e.what());
     return 2;
+  }
+  if (const int signal = gpuforecast::cli::interrupted_by()) {
+    fmt::print(stderr, "gpuforecast: interrupted by signal {}: what was measured before it is kept\n", signal);
+    return 128 + signal;
   }
   return 0;
 }

@@ -138,6 +138,7 @@ void EventLog::on_forecasted(const SearchForecasted& e) {
   line["answered"] = answered;
   line["deferred"] = e.proposed.size() - answered;
   line["best_forecast_ms"] = number(best_forecast);
+  line["decide_s"] = number(e.seconds);
   write_line(s.file, m_path, std::move(line));
   if (s.monitor) s.monitor->on_forecasted(e);
 }

@@ -208,6 +208,7 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
         ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
       if (e.trace_path) ctx.add_observer(T4TraceWriter(e.trace_path(i)));
       if (e.events_path) ctx.add_observer(EventLog(e.events_path(i), {fmt::format("{} seed {}", e.strategy, seed)}));
+      if (e.observe) e.observe(ctx, i, options.label);
       ctx.add_observer(ScreeningJudge{&lookup, &run});
       const auto start = std::chrono::steady_clock::now();
       strategy.run(ctx);

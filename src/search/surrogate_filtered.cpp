@@ -1,6 +1,7 @@
 #include "gpuforecast/search/surrogate_filtered.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <limits>
 #include <random>
@@ -88,9 +89,11 @@ std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Prop
   std::vector<Candidate> candidates;
   candidates.reserve(proposals.configs.size());
   for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
+  const auto start = std::chrono::steady_clock::now();
   auto decisions = model.decide(candidates);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-  ctx.report_forecasts(SearchForecasted{proposals.configs, decisions});
+  ctx.report_forecasts(SearchForecasted{proposals.configs, decisions, seconds});
   (void)screening.screen(ctx, model, proposals, decisions, state.measurements);
   auto chosen = select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
   screening.remember(chosen, proposals, decisions,

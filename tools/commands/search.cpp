@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "interrupt.hpp"
+#include "run_monitor.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/report/svg_plot.hpp"
 #include "gpuforecast/data/t1.hpp"
@@ -74,6 +76,7 @@ struct SearchArgs {
   bool mpi = false;
   double heartbeat_timeout = 10;
   std::string farm_fault;  // tests: "RANK:die:N" or "RANK:hang:N"
+  gpuforecast::cli::MonitorArgs monitor;  // --metrics-port, --report (run_monitor.hpp)
 };
 
 // The options of each strategy, as the tables in docs/search.md show them.
@@ -214,8 +217,15 @@ void run_replay(const SearchArgs& a) {
     std::optional<LlmCallCount> llm;  // --surrogate llm: the LLM's calls over all runs
   };
   std::vector<Outcome> outcomes;
+  cli::RunMonitor monitor(a.monitor,
+                          fmt::format("{} on {}", data->kernel, data->device ? data->device->name : a.replay),
+                          cli::calibration_of_model(a.model));
   for (const auto& name : strategies) {
     ReplayExperiment e;
+    e.observe = [&monitor](SearchContext& ctx, std::size_t, const std::string& label) {
+      ctx.add_observer(cli::StopOnInterrupt{});
+      monitor.watch(ctx, label);
+    };
     e.data = data;
     e.strategy = name;
     if (name == "surrogate") e.settings.model_path = a.model;
@@ -250,6 +260,7 @@ void run_replay(const SearchArgs& a) {
     outcomes.push_back({name, run_replay_experiment(e)});
     if (asks_llm) outcomes.back().llm = llm_call_count() - before;
   }
+  monitor.finish();
   const double optimum = outcomes.front().result.optimum_ms;
 
   std::vector<std::size_t> budgets;
@@ -387,12 +398,16 @@ void live_search(const SearchArgs& a) {
   if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
     earlier = read_search_cache(a.cache, t1.space, prototype);
   Trace trace;
+  cli::RunMonitor monitor(a.monitor, fmt::format("{} on {}", prototype.kernel, prototype.device->name),
+                          cli::calibration_of_model(a.model));
   const auto search_with = [&](auto benchmarker) {
     SearchContext ctx(t1.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, context_options);
     if (!a.cache.empty())
       ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
     if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
+    ctx.add_observer(cli::StopOnInterrupt{});
+    monitor.watch(ctx, context_options.label);
     strategy.run(ctx);
     ctx.finish();
     trace = ctx.trace();
@@ -401,6 +416,7 @@ void live_search(const SearchArgs& a) {
     search_with(ResumedBenchmarker<CudaBenchmarker>(std::move(bench), *earlier));
   else
     search_with(std::move(bench));
+  monitor.finish();
   const TraceEntry* best = trace.best();
   std::size_t failed = 0;
   for (const auto& e : trace.entries()) failed += e.measurement.ok() ? 0 : 1;
@@ -567,6 +583,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   // The farm's hook runs on its MPI thread, the search's observer on this one: one lock for both.
   std::mutex cache_mutex;
   const Trace no_trace;  // the cache writer reads config and measurement only
+  cli::RunMonitor monitor(a.monitor, fmt::format("{} on the farm", prototype.kernel), cli::calibration_of_model(a.model));
   const auto search_with = [&](auto benchmarker) {
     SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
     if (cache) {
@@ -578,6 +595,8 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
     }
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
     if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
+    ctx.add_observer(cli::StopOnInterrupt{});
+    monitor.watch(ctx, fmt::format("{} on the farm", strategies.front()));
     strategy.run(ctx);
     ctx.finish();
     farm.on_result({});
@@ -587,6 +606,7 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
     search_with(ResumedBenchmarker<FarmCoordinator>(farm, *earlier));
   else
     search_with(farm);
+  monitor.finish();
   farm.stop();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const TraceEntry* best = trace.best();
@@ -695,6 +715,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "surrogate strategy: drop proposals certified as no improvement over the incumbent, missing at most "
                   "a share alpha of true improvements with probability 1 - delta: alpha=A,delta=D[,tolerance=T]"
                   "[,calibration=FILE of the device's measurements, not trained on], or on");
+  gpuforecast::cli::add_monitor_options(*cmd, args->monitor);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--no-progress", args->no_progress, "no progress bar");
   cmd->add_flag("--list-options", args->list_options, "print every strategy's options (Markdown) and exit");
@@ -710,6 +731,9 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
 #endif
   cmd->callback([args] {
     if (args->list_options) return list_options();
+    // Not under mpirun: a worker rank that caught the signal mpirun forwards would keep waiting.
+    std::optional<gpuforecast::cli::InterruptScope> interrupts;
+    if (!args->mpi) interrupts.emplace();
     add_screening_options(*args);
     if (args->cache.ends_with(".gz"))
       throw gpuforecast::invalid_argument_error(

@@ -45,6 +45,7 @@ struct SearchRound {
 struct SearchForecasted {
   std::span<const Config> proposed;     // every candidate the model decided on this round
   std::span<const Decision> decisions;  // one per proposed candidate, in the same order
+  double seconds = 0;                   // wall time the model took to decide them
 };
 
 struct SearchScreened {

@@ -18,6 +18,8 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
+class SearchContext;
+
 // Which configurations a replayed search may propose (`gpuforecast search --space`).
 enum class ReplaySpace {
   automatic,  // t1 when the data has constraints or a T1 file is given or found, else cached
@@ -59,6 +61,10 @@ struct ReplayExperiment {
   std::function<std::string(std::size_t run)> trace_path;
   // When set, run i writes its event log (event_log.hpp, JSON Lines) to events_path(i) as it goes.
   std::function<std::string(std::size_t run)> events_path;
+  // When set, called with each run's context before the run starts, and its index and label
+  // ("random seed 3"): the caller adds observers of its own (a dashboard, metrics). Runs may be
+  // searched side by side, so what it adds must be safe to call from several threads.
+  std::function<void(SearchContext& ctx, std::size_t run, const std::string& label)> observe;
   // When set, run i writes a Kernel Tuner cache to cache_path(i) as it goes (each measurement
   // flushed as it lands; the replay then measures one candidate at a time).
   std::function<std::string(std::size_t run)> cache_path;

@@ -1,0 +1,37 @@
+#include "interrupt.hpp"
+
+#include <atomic>
+
+namespace gpuforecast::cli {
+
+namespace {
+
+std::atomic<int> g_signal{0};  // lock-free, so the handler may write it
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void remember_signal(int signal) { g_signal.store(signal); }
+
+struct sigaction handler() {
+  struct sigaction a {};
+  a.sa_handler = remember_signal;
+  sigemptyset(&a.sa_mask);
+  a.sa_flags = SA_RESETHAND;  // the second signal takes the default action: the program ends
+  return a;
+}
+
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  const struct sigaction a = handler();
+  sigaction(SIGINT, &a, &m_old_int);
+  sigaction(SIGTERM, &a, &m_old_term);
+}
+
+InterruptScope::~InterruptScope() {
+  sigaction(SIGINT, &m_old_int, nullptr);
+  sigaction(SIGTERM, &m_old_term, nullptr);
+}
+
+int interrupted_by() noexcept { return g_signal.load(); }
+
+}  // namespace gpuforecast::cli
