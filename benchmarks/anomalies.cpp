@@ -5,14 +5,19 @@
 //   - a device-wide step: every measurement from half the budget on, times 1.15;
 //   - a run of bimodal repeats: 5 measurements from three quarters of the budget on, the second
 //     half of their repeats times 1.3.
-// Reported per space and over all: recall of the slowed measurements (flagged slow_outlier;
-// among all of them, and among those the model had forecast, the only ones the test can see),
+// The replay times a sentinel with every measurement (ReplayOptions::sentinel_repeats, from the
+// stored runs of the space's steadiest configuration); a slowed measurement and the step slow
+// the sentinel by the same factor, as a slow device slows every kernel (--sentinel-repeats 0:
+// no sentinel, the forecast-based tests alone).
+// Reported per space and over all: recall of the slowed measurements (flagged slow_outlier or
+// slow_device; among all of them, and among those the model had forecast),
 // recall of the bimodal run (repeat_bimodal or repeat_trend), the step found (a step_drift alarm
 // at or after it) and its delay in measurements, and the false flags of the clean run (every
 // kind, over its measurements).
 //
 //   anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]
-//             [--outlier-level 0.01] [--drift-h 5] [--drift-k 0.5] [--json]
+//             [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]
+//             [--trend-change 0.25] [--bimodal-gap 0.15] [--sentinel-repeats 20] [--json]
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +53,7 @@ struct Args {
   std::vector<std::string> kernels = {"convolution_milo", "dedispersion_milo", "convolution", "gemm", "pnpoly"};
   std::vector<std::string> devices = {"A100", "A4000", "RTX_3090", "RTX_Titan"};
   std::size_t seeds = 5, budget = 200;
+  std::size_t sentinel_repeats = 20;
   AnomalyMonitorOptions monitor;
   bool json = false;
 };
@@ -56,7 +62,8 @@ Args parse(int argc, char** argv) {
   Args a;
   bench::BenchmarkArguments args(
       "usage: anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]\n"
-      "                 [--outlier-level 0.01] [--drift-h 5] [--drift-k 0.5] [--json]\n");
+      "                 [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]\n"
+      "                 [--trend-change 0.25] [--bimodal-gap 0.15] [--sentinel-repeats 20] [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
@@ -65,6 +72,10 @@ Args parse(int argc, char** argv) {
       .number("--outlier-level", a.monitor.outlier_level)
       .number("--drift-h", a.monitor.drift.h)
       .number("--drift-k", a.monitor.drift.k)
+      .number("--slow-device-level", a.monitor.slow_device_level)
+      .number("--trend-change", a.monitor.repeats.min_change)
+      .number("--bimodal-gap", a.monitor.repeats.min_gap)
+      .number("--sentinel-repeats", a.sentinel_repeats)
       .flag("--json", [&] { a.json = true; });
   if (!args.parse(argc, argv)) std::exit(0);
   if (a.seeds == 0 || a.budget < 40) throw invalid_argument_error("need --seeds >= 1 and --budget >= 40");
@@ -81,8 +92,9 @@ struct Injected {
 class FaultyReplay {
  public:
   FaultyReplay(std::shared_ptr<const SpaceData> data, bool inject, std::size_t budget, std::uint64_t seed,
-               std::shared_ptr<Injected> injected)
-      : m_replay(std::move(data), ReplayOptions{.seed = seed, .sampling = ReplaySampling::median}),
+               std::size_t sentinel_repeats, std::shared_ptr<Injected> injected)
+      : m_replay(std::move(data),
+                 ReplayOptions{.seed = seed, .sampling = ReplaySampling::median, .sentinel_repeats = sentinel_repeats}),
         m_inject(inject),
         m_budget(budget),
         m_rng(std::make_shared<std::mt19937_64>(seed * 104729 + 17)),
@@ -94,7 +106,7 @@ class FaultyReplay {
     for (auto& m : out) {
       const std::size_t index = ++*m_count;
       if (!m_inject || !m.ok()) continue;
-      double factor = 1;
+      double factor = 1;  // the device's: the sentinel timed after the measurement is slowed too
       if (index > m_budget / 2) {
         factor *= 1.15;
         if (!m_injected->step_from) m_injected->step_from = index;
@@ -108,6 +120,7 @@ class FaultyReplay {
       for (std::size_t i = 0; i < m.samples_ms.size(); ++i)
         m.samples_ms[i] *= factor * (bimodal && i >= m.samples_ms.size() / 2 ? 1.3 : 1.0);
       if (bimodal) m_injected->bimodal.insert(index);
+      for (auto& x : m.sentinel_ms) x *= factor;
       if (m.samples_ms.empty()) m.median_ms *= factor;
       else summarise_samples(m);
     }
@@ -142,11 +155,12 @@ struct ForecastSeen {
   void on_round(const SearchRound&) { keys.clear(); }
 };
 
-Run run_search(const std::shared_ptr<const SpaceData>& data, bool inject, std::size_t budget, std::uint64_t seed,
-               const std::shared_ptr<Injected>& injected, const AnomalyMonitorOptions& options) {
+Run run_search(const std::shared_ptr<const SpaceData>& data, bool inject, const Args& a, std::uint64_t seed,
+               const std::shared_ptr<Injected>& injected) {
   Run r;
   SearchContext ctx(data->space, data->observations.front().candidate,
-                    FaultyReplay(data, inject, budget, seed, injected), Budget{budget});
+                    FaultyReplay(data, inject, a.budget, seed, a.sentinel_repeats, injected), Budget{a.budget});
+  const AnomalyMonitorOptions& options = a.monitor;
   AnomalyMonitor monitor(options);
   ctx.add_observer(std::ref(monitor));
   ctx.add_observer(ForecastSeen{{}, &r.forecast});
@@ -197,7 +211,7 @@ Tally judge(const Run& faulty, const Injected& injected, const Run& clean) {
   std::set<std::size_t> outliers, repeats;
   std::size_t first_drift = 0;
   for (const auto& a : faulty.anomalies) {
-    if (a.kind == "slow_outlier") outliers.insert(a.index);
+    if (a.kind == "slow_outlier" || a.kind == "slow_device") outliers.insert(a.index);
     if (a.kind == "repeat_bimodal" || a.kind == "repeat_trend") repeats.insert(a.index);
     if (a.kind == "step_drift" && injected.step_from && a.index >= injected.step_from && !first_drift)
       first_drift = a.index;
@@ -241,8 +255,8 @@ int main(int argc, char** argv) try {
       Tally space;
       for (std::uint64_t seed = 1; seed <= a.seeds; ++seed) {
         auto injected = std::make_shared<Injected>();
-        const Run faulty = run_search(data, true, a.budget, seed, injected, a.monitor);
-        const Run clean = run_search(data, false, a.budget, seed, std::make_shared<Injected>(), a.monitor);
+        const Run faulty = run_search(data, true, a, seed, injected);
+        const Run clean = run_search(data, false, a, seed, std::make_shared<Injected>());
         space.add(judge(faulty, *injected, clean));
       }
       all.add(space);

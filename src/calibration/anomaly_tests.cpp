@@ -44,9 +44,36 @@ double SlowOutlierTest::p_value_then_learn(double r) {
   return p;
 }
 
+SlowDeviceTest::SlowDeviceTest(double level) : m_level(level) {
+  if (!(level > 0 && level < 1)) throw invalid_argument_error(fmt::format("slow-device level must lie in (0, 1), got {}", level));
+}
+
+namespace {
+void check_sentinel(std::span<const double> sentinel_ms) {
+  if (sentinel_ms.empty()) throw invalid_argument_error("a sentinel measurement without repeats");
+  for (std::size_t i = 0; i < sentinel_ms.size(); ++i)
+    if (!(sentinel_ms[i] > 0) || !std::isfinite(sentinel_ms[i]))
+      throw invalid_argument_error(fmt::format("sentinel repeat {} is {} ms: it must be a positive number", i, sentinel_ms[i]));
+}
+}  // namespace
+
+double SlowDeviceTest::p_value(std::span<const double> sentinel_ms) const {
+  check_sentinel(sentinel_ms);
+  const double smallest = *std::min_element(sentinel_ms.begin(), sentinel_ms.end());
+  const auto at = std::lower_bound(m_sorted.begin(), m_sorted.end(), smallest);
+  const auto as_large = static_cast<double>(m_sorted.end() - at);
+  return (1 + as_large) / (static_cast<double>(m_sorted.size()) + 1);
+}
+
+void SlowDeviceTest::learn(std::span<const double> sentinel_ms) {
+  check_sentinel(sentinel_ms);
+  for (const double x : sentinel_ms) m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), x), x);
+}
+
 StepDrift::StepDrift(StepDriftOptions o) : m_options(o) {
   if (o.reference < 5) throw invalid_argument_error(fmt::format("drift reference window must hold >= 5 ratios, got {}", o.reference));
   if (!(o.k >= 0) || !(o.h > 0)) throw invalid_argument_error(fmt::format("CUSUM needs k >= 0 and h > 0, got {} and {}", o.k, o.h));
+  if (!(o.max_increment > o.k)) throw invalid_argument_error(fmt::format("CUSUM max_increment must exceed k, got {} and {}", o.max_increment, o.k));
 }
 
 bool StepDrift::observe(double r) {
@@ -57,7 +84,7 @@ bool StepDrift::observe(double r) {
     const std::vector<double> ref(m_history.begin(), m_history.begin() + static_cast<std::ptrdiff_t>(m_options.reference));
     const double centre = median_of(ref);
     const double sd = std::max(robust_sd(ref, centre), 1e-3);  // a floor: replayed runtimes can repeat exactly
-    m_s = std::max(0.0, m_s + (r - centre) / sd - m_options.k);
+    m_s = std::max(0.0, m_s + std::min((r - centre) / sd, m_options.max_increment) - m_options.k);
     if (m_s > m_options.h) {
       alarm = true;
       m_s = 0;

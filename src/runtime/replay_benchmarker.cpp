@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <mutex>
 #include <random>
@@ -22,12 +23,16 @@ struct ReplayBenchmarker::Impl {
   std::unordered_map<std::string, std::size_t> index;  // key in the data's parameter order
   std::vector<std::string> names;                      // the data's parameter order
   std::mt19937_64 rng;
+  std::mt19937_64 sentinel_rng;
+  std::vector<double> sentinel_runs;  // the steadiest configuration's stored runs (ms)
+  bool sentinel_warmed_up = false;
   std::unordered_set<std::string> visited;
   std::size_t count = 0;
   double seconds = 0;
   std::mutex mutex;
 
-  Impl(std::shared_ptr<const SpaceData> d, ReplayOptions o) : data(std::move(d)), options(o), rng(o.seed) {
+  Impl(std::shared_ptr<const SpaceData> d, ReplayOptions o)
+      : data(std::move(d)), options(o), rng(o.seed), sentinel_rng(o.seed ^ 0x5E47'1E1ULL) {
     if (!data) throw invalid_argument_error("ReplayBenchmarker: no data");
     if (!std::isfinite(o.time_scale) || o.time_scale < 0)
       throw invalid_argument_error(
@@ -37,6 +42,41 @@ struct ReplayBenchmarker::Impl {
     index.reserve(data->observations.size());
     for (std::size_t i = 0; i < data->observations.size(); ++i)
       index.emplace(key_of(data->observations[i].candidate.config), i);
+    if (options.sentinel_repeats > 0) sentinel_runs = steadiest_runs();
+  }
+
+  // The stored runs of the ok configuration with 8 or more runs whose whole range, over its
+  // median, is narrowest: the replay's stand-in for a fixed, steady reference kernel. The whole
+  // range, not a central one: one stray stored run would replay as a slow device now and then.
+  [[nodiscard]] std::vector<double> steadiest_runs() const {
+    const std::vector<double>* best = nullptr;
+    double best_spread = std::numeric_limits<double>::infinity();
+    for (const auto& o : data->observations) {
+      const auto& runs = o.measurement.samples_ms;
+      if (!o.measurement.ok() || runs.size() < 8) continue;
+      std::vector<double> sorted = runs;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      if (!(median > 0)) continue;
+      const double spread = (sorted.back() - sorted.front()) / median;
+      if (spread < best_spread) best_spread = spread, best = &runs;
+    }
+    if (!best)
+      throw invalid_argument_error(fmt::format(
+          "ReplayOptions::sentinel_repeats: {} has no ok configuration with 8 or more stored runs to replay as the "
+          "sentinel",
+          data->path.empty() ? "the replayed data" : data->path));
+    return *best;
+  }
+
+  [[nodiscard]] std::vector<double> sentinel() {
+    const std::size_t n = sentinel_warmed_up ? options.sentinel_repeats
+                                             : std::max(options.sentinel_repeats, options.sentinel_warmup_repeats);
+    sentinel_warmed_up = true;
+    std::uniform_int_distribution<std::size_t> pick(0, sentinel_runs.size() - 1);
+    std::vector<double> out(n);
+    for (auto& x : out) x = sentinel_runs[pick(sentinel_rng)];
+    return out;
   }
 
   // Key in the data's parameter order, whatever order `config` has.
@@ -61,6 +101,13 @@ struct ReplayBenchmarker::Impl {
   }
 
   Measurement replay(const Candidate& candidate) {
+    Measurement m = replay_stored(candidate);
+    // A configuration the space rules out never ran: no sentinel after it.
+    if (options.sentinel_repeats > 0 && m.status != Status::invalid) m.sentinel_ms = sentinel();
+    return m;
+  }
+
+  Measurement replay_stored(const Candidate& candidate) {
     ++count;
     const Observation* stored = find(candidate.config);
     if (!stored) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpuforecast {
@@ -10,7 +11,9 @@ AnomalyMonitor::AnomalyMonitor(AnomalyMonitorOptions options, std::function<void
     : m_options(options),
       m_on_anomaly(std::move(on_anomaly)),
       m_outliers(options.outlier_level),
-      m_drift(options.drift) {}
+      m_slow_device(options.slow_device_level),
+      m_drift(options.drift),
+      m_device_drift(options.drift) {}
 
 void AnomalyMonitor::on_forecasted(const SearchForecasted& e) {
   for (std::size_t i = 0; i < e.proposed.size() && i < e.decisions.size(); ++i)
@@ -20,6 +23,35 @@ void AnomalyMonitor::on_forecasted(const SearchForecasted& e) {
 
 void AnomalyMonitor::on_round(const SearchRound&) { m_forecast_ms.clear(); }
 
+void AnomalyMonitor::judge_device(const SearchMeasured& e) {
+  const auto& s = e.measurement.sentinel_ms;
+  m_seen_sentinel = true;
+  const double p = m_slow_device.p_value(s);
+  std::vector<double> sorted(s.begin(), s.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const bool slow = m_slow_device.flags(p);
+  if (slow)
+    raise({e.index, "slow_device", e.config, std::log(sorted.front()), p,
+           fmt::format("the sentinel ran at {:.4g} ms (fastest of {} repeats), slower than all but a share {:.3g} of its "
+                       "{} earlier repeats: the device was slow at this measurement",
+                       sorted.front(), s.size(), p, m_slow_device.history())});
+  if (m_device_drift.observe(std::log(median))) {
+    raise({e.index, "step_drift", e.config, m_options.drift.h, 1.0,
+           fmt::format("the sentinel's median ({:.4g} ms) shifted up for several measurements (CUSUM above {} MADs of "
+                       "its earlier medians): the device became slower",
+                       median, m_options.drift.h)});
+    // The new level is the reference from here on, for both tests: otherwise every later
+    // measurement would be flagged again against the old one.
+    m_slow_device.reset();
+    m_slow_device.learn(s);
+    m_device_drift.reset();
+    (void)m_device_drift.observe(std::log(median));
+  } else if (!slow) {
+    m_slow_device.learn(s);
+  }
+}
+
 void AnomalyMonitor::raise(SearchAnomaly a) {
   if (m_on_anomaly) m_on_anomaly(a);
   m_anomalies.push_back(std::move(a));
@@ -27,6 +59,10 @@ void AnomalyMonitor::raise(SearchAnomaly a) {
 
 void AnomalyMonitor::on_measured(const SearchMeasured& e) {
   const Measurement& m = e.measurement;
+  const bool sentinel = !m.sentinel_ms.empty();
+  // The sentinel ran after every measurement that reached the GPU, failed ones too: a slow
+  // device shows there whatever became of the kernel.
+  if (sentinel) judge_device(e);
   if (!m.ok() || !(m.median_ms > 0)) return;
   if (const auto r = repeat_anomaly(m.samples_ms, m_options.repeats))
     raise({e.index, "repeat_" + r->kind, e.config, r->statistic, r->p_value, r->detail});
@@ -39,7 +75,7 @@ void AnomalyMonitor::on_measured(const SearchMeasured& e) {
            fmt::format("measured {:.4g} ms, {:.2f}x the forecast {:.4g} ms (conformal p = {:.3g} against {} earlier "
                        "measurements)",
                        m.median_ms, std::exp(ratio), it->second, p, m_outliers.history() - 1)});
-  if (m_drift.observe(ratio))
+  if (!sentinel && !m_seen_sentinel && m_drift.observe(ratio))
     raise({e.index, "step_drift", e.config, m_options.drift.h, 1.0,
            fmt::format("measured against forecast shifted up for several measurements (CUSUM above {} MADs of the "
                        "earlier ratios): a slower device?",

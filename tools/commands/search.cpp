@@ -66,6 +66,7 @@ struct SearchArgs {
   std::string cache;
   bool resume = false;
   double time_scale = 0;
+  std::size_t sentinel_repeats = 0;
   std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
@@ -254,6 +255,7 @@ void run_replay(const SearchArgs& a) {
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
     e.time_scale = a.time_scale;
+    e.sentinel_repeats = a.sentinel_repeats;
     e.workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
     const LlmCallCount before = llm_call_count();
@@ -704,6 +706,10 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "replay: hold each measurement for its stored compile + benchmark time times this factor "
                   "(0: no wait)")
       ->capture_default_str();
+  cmd->add_option("--sentinel-repeats", args->sentinel_repeats,
+                  "replay: each measurement carries this many repeats of a sentinel (the data's steadiest "
+                  "configuration), by which the anomaly monitor tells a slow device (docs/monitoring.md); 0: none")
+      ->capture_default_str();
   cmd->add_option("--workers", args->workers,
                   "replay: measure on this many simulated workers at once (a virtual clock holds each measurement "
                   "for its stored compile + benchmark time), as a farm would")
@@ -744,6 +750,9 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
       throw gpuforecast::invalid_argument_error(
           fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
     if (args->workers == 0) throw gpuforecast::invalid_argument_error("--workers must be at least 1");
+    if (args->sentinel_repeats > 0 && args->replay.empty())
+      throw gpuforecast::invalid_argument_error(
+          "--sentinel-repeats replays a sentinel: it needs --replay (the CUDA benchmarker times none yet)");
     if (args->time_scale > 0 && args->replay.empty())
       throw gpuforecast::invalid_argument_error("--time-scale slows a replay down: it needs --replay");
 #if defined(GPUFORECAST_HAVE_MPI)

@@ -6,7 +6,7 @@
 //     p = (1 + #{r_j >= r}) / (n + 1); flagged when p <= level. On exchangeable ratios
 //     P(p <= level) <= level, so the false-flag rate is held at the level.
 //   - StepDrift: a lasting shift of the ratios (a device that became slower, a throttled clock):
-//     one-sided CUSUM, S_t = max(0, S_{t-1} + z_t - k), on ratios standardised by the median and
+//     one-sided CUSUM, S_t = max(0, S_{t-1} + min(z_t, c) - k), on ratios standardised by the median and
 //     MAD of a reference window that ends `lag` measurements back; an alarm when S_t > h, then a
 //     restart. With k = 0.5 and a known centre and spread, a stationary Gaussian series alarms
 //     about once in 900 measurements at h = 5 and once in 19,000 at h = 8 (Siegmund's
@@ -14,6 +14,13 @@
 //     the rate is higher (4 alarms in 5,000 at h = 8 in tests/calibration/anomaly_tests_test.cpp).
 //     A search's ratios are not stationary either (the model learns), so benchmarks/anomalies
 //     measures the false alarms it really raises.
+//   - SlowDeviceTest: a device that ran its sentinel (a fixed reference kernel timed with every
+//     measurement) slower than before. The conformal p-value of the smallest sentinel repeat of
+//     this measurement against every earlier sentinel repeat, p = (1 + #{s_j >= min}) / (n + 1);
+//     under no change the repeats are exchangeable and the minimum of several is stochastically
+//     smaller than any one of them, so P(p <= level) <= level still holds: conservative. A
+//     device-wide slowdown lifts every repeat, the minimum too. The reference holds the repeats
+//     of measurements not flagged (a flagged one would hide the next slow one behind it).
 //   - repeat_anomaly: inside one measurement's repeats, a trend (Mann-Kendall, two-sided p <=
 //     level, and the last third's median at least `min_change` away from the first third's, in
 //     log runtime) or two clusters (the widest gap between sorted log runtimes, leaving at least a
@@ -46,11 +53,33 @@ class SlowOutlierTest {
   std::vector<double> m_sorted;
 };
 
+class SlowDeviceTest {
+ public:
+  explicit SlowDeviceTest(double level = 0.005);
+  // The p-value of this measurement's sentinel repeats (ms) against the repeats learned (1 with
+  // none). Throws invalid_argument_error for an empty set, NaN or a non-positive repeat.
+  [[nodiscard]] double p_value(std::span<const double> sentinel_ms) const;
+  // Adds repeats to the reference. The monitor learns only what it did not flag, so that one
+  // slow moment does not hide the next, and restarts from the new level after a step.
+  void learn(std::span<const double> sentinel_ms);
+  void reset() noexcept { m_sorted.clear(); }
+  [[nodiscard]] double level() const noexcept { return m_level; }
+  [[nodiscard]] bool flags(double p_value) const noexcept { return p_value <= m_level; }
+  [[nodiscard]] std::size_t history() const noexcept { return m_sorted.size(); }
+
+ private:
+  double m_level;
+  std::vector<double> m_sorted;
+};
+
 struct StepDriftOptions {
   std::size_t reference = 30;  // ratios in the reference window
   std::size_t lag = 20;        // the window ends this many ratios back, so a step is not absorbed at once
   double k = 0.5;              // allowance, in reference MADs
   double h = 8.0;              // alarm threshold, in reference MADs
+  // The most one value adds to the CUSUM, in reference MADs: a single outlier (a slow moment)
+  // never alarms alone; a step needs h / (max_increment - k) values in a row (3 by default).
+  double max_increment = 4.0;
 };
 
 class StepDrift {
@@ -60,6 +89,12 @@ class StepDrift {
   bool observe(double log_ratio);
   [[nodiscard]] double statistic() const noexcept { return m_s; }
   [[nodiscard]] const StepDriftOptions& options() const noexcept { return m_options; }
+  // Forgets the history: after a step that was acted on, the new level becomes the reference
+  // (no alarm until reference + lag values have come again).
+  void reset() noexcept {
+    m_history.clear();
+    m_s = 0;
+  }
 
  private:
   StepDriftOptions m_options;
@@ -69,9 +104,9 @@ class StepDrift {
 
 struct RepeatAnomalyOptions {
   double trend_level = 0.001;  // Mann-Kendall two-sided p-value at or below which a trend is flagged
-  double min_change = 0.1;     // and the thirds' medians at least this far apart, in log runtime (~10%)
+  double min_change = 0.25;    // and the thirds' medians at least this far apart, in log runtime (~28%)
   double gap_factor = 8.0;     // the gap, over the larger cluster's robust spread of log runtimes
-  double min_gap = 0.1;        // and at least this, in log runtime (~10%)
+  double min_gap = 0.15;       // and at least this, in log runtime (~16%)
   std::size_t min_repeats = 8; // fewer repeats are not tested
 };
 

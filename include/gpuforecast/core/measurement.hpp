@@ -25,6 +25,11 @@ struct Measurement {
   double cost_s = 0;               // what this measurement cost the budget, in seconds
   std::string reason;              // failure reason as recorded (e.g. "RuntimeFailedConfig")
   std::string log;                 // compiler log, error text
+  // Repeats of the benchmarker's sentinel, a fixed reference kernel timed right after this
+  // measurement (ms; empty when the benchmarker has none). What changes the device for every
+  // kernel (a clock drop, throttling, another job) moves it too, whatever the configuration,
+  // so AnomalyMonitor tells a slow device from a slow configuration by it.
+  std::vector<double> sentinel_ms;
 
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };

@@ -27,6 +27,13 @@ struct ReplayOptions {
   // before it returns (0: no wait), so that a replayed search takes time as a live one does:
   // it can be watched, or killed in the middle. Must be finite and >= 0.
   double time_scale = 0;
+  // > 0: each measurement carries this many sentinel repeats (Measurement::sentinel_ms), drawn
+  // from the stored runs of the data's steadiest configuration (the ok one with 8 or more runs
+  // whose range is narrowest, relative to its median), the first measurement
+  // sentinel_warmup_repeats of them, as a live benchmarker calibrates its sentinel on the first
+  // call. Drawn from a stream of their own: the measurements are the same with or without.
+  std::size_t sentinel_repeats = 0;
+  std::size_t sentinel_warmup_repeats = 200;
 };
 
 // measure() answers from `data`:

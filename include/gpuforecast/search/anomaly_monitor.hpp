@@ -1,8 +1,10 @@
 #pragma once
 // A search observer that flags odd GPU behaviour as the measurements land (the tests and their
 // error rates: calibration/anomaly_tests.hpp): a measurement much slower than the forecast the
-// model made of it before it was measured, a lasting shift of measured against forecast (the
-// device slowed down), and repeats inside one measurement that trend or split in two. A flag
+// model made of it before it was measured; when the benchmarker times a sentinel with each
+// measurement (Measurement::sentinel_ms), a device slower than before at that measurement and a
+// lasting step of the sentinel; without one, a lasting shift of measured against forecast; and
+// repeats inside one measurement that trend or split in two. A flag
 // never drops or changes a measurement: it is reported beside it (EventLog writes it as an
 // "anomaly" line).
 #include <cstddef>
@@ -20,13 +22,14 @@ namespace gpuforecast GPUFORECAST_API {
 
 struct AnomalyMonitorOptions {
   double outlier_level = 0.01;  // SlowOutlierTest's level: the false-flag rate held on exchangeable data
+  double slow_device_level = 0.005;  // SlowDeviceTest's level, on measurements that carry sentinel repeats
   StepDriftOptions drift;
   RepeatAnomalyOptions repeats;
 };
 
 struct SearchAnomaly {
   std::size_t index = 0;  // the measurement (1-based, as the trace) it was raised at
-  std::string kind;       // "slow_outlier", "step_drift", "repeat_trend" or "repeat_bimodal"
+  std::string kind;       // "slow_outlier", "slow_device", "step_drift", "repeat_trend" or "repeat_bimodal"
   Config config;
   double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
   double p_value = 1;     // where the test has one (1 otherwise)
@@ -46,10 +49,14 @@ class AnomalyMonitor {
 
  private:
   void raise(SearchAnomaly a);
+  void judge_device(const SearchMeasured& e);
   AnomalyMonitorOptions m_options;
   std::function<void(const SearchAnomaly&)> m_on_anomaly;
   SlowOutlierTest m_outliers;
-  StepDrift m_drift;
+  SlowDeviceTest m_slow_device;
+  StepDrift m_drift;         // on measured against forecast, while no sentinel is seen
+  StepDrift m_device_drift;  // on the sentinel's median, once measurements carry one
+  bool m_seen_sentinel = false;
   std::unordered_map<std::string, double> m_forecast_ms;  // this round's forecasts, by Config::key()
   std::vector<SearchAnomaly> m_anomalies;
 };

@@ -75,6 +75,9 @@ struct ReplayExperiment {
   // Each replayed measurement holds for its stored compile + benchmark time times this factor
   // (ReplayOptions::time_scale; 0: no wait).
   double time_scale = 0;
+  // > 0: each replayed measurement carries this many repeats of a sentinel
+  // (ReplayOptions::sentinel_repeats), which the anomaly monitor tests the device by.
+  std::size_t sentinel_repeats = 0;
   // Virtual workers measuring at once (SimulatedFarm: each replayed measurement holds a worker
   // for its stored compile + benchmark time on a virtual clock). 1: the plain sequential search.
   std::size_t workers = 1;
