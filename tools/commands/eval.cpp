@@ -43,6 +43,7 @@ struct EvalArgs {
   std::string model;
   double alpha = 0.1, delta = 0.1, calibration_fraction = 0.5;
   std::string plots;
+  std::string events;
   // --protocol pairs: its own options (the shared ones are copied in by run)
   gpuforecast::cli::PairEvalArgs pairs;
 };
@@ -57,6 +58,8 @@ void print_row(const std::string& label, const gpuforecast::EvaluationRun& m) {
 
 void run(const EvalArgs& a) {
   using namespace gpuforecast;
+  if (!a.events.empty() && !a.selective)
+    throw invalid_argument_error("eval --events records the decisions of --selective: add --selective --model M");
   if (a.selective) {
     if (a.model.empty()) throw invalid_argument_error("eval --selective needs --model");
     if (a.data.empty()) throw invalid_argument_error("eval --selective needs --data (held-out measurements)");
@@ -69,6 +72,7 @@ void run(const EvalArgs& a) {
     s.seeds = a.seeds;
     s.seed = a.seed;
     s.plots = a.plots;
+    s.events = a.events;
     s.json = a.json;
     cli::run_selective_eval(s);
     return;
@@ -177,6 +181,9 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
       ->capture_default_str()
       ->check(gpuforecast::cli::number_in(0, 1));
   c->add_option("--plots", args->plots, "--selective: directory for the SVG plots");
+  c->add_option("--events", args->events,
+                "--selective: write every test point's decision, with its measured time and loss, as JSON Lines "
+                "(docs/events.md)");
   c->callback([args] { run(*args); });
 }};
 

@@ -9,7 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <span>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -21,9 +27,108 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
 namespace gpuforecast::cli {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json number(double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(nullptr); }
+
+// The event log of an evaluation, in the search's schema (docs/events.md, version 1): each
+// line written whole and flushed, so an interrupted evaluation keeps what it decided.
+class EvalEventLog {
+ public:
+  explicit EvalEventLog(const std::string& path) : m_path(path) {
+    if (path.empty()) return;
+    m_file = std::fopen(path.c_str(), "wb");
+    if (!m_file) throw error(fmt::format("{}: cannot open the event log for writing: {}", path, std::strerror(errno)));
+  }
+  EvalEventLog(const EvalEventLog&) = delete;
+  EvalEventLog& operator=(const EvalEventLog&) = delete;
+  ~EvalEventLog() {
+    if (m_file) std::fclose(m_file);
+  }
+  [[nodiscard]] bool active() const noexcept { return m_file != nullptr; }
+
+  void write(const std::string& run, const char* event, ordered_json fields) {
+    if (!m_file) return;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    ordered_json line{{"v", event_log_version}, {"seq", m_seq++}, {"t", t}, {"run", run}, {"event", event}};
+    line.update(fields);
+    const std::string text = line.dump() + "\n";
+    if (std::fwrite(text.data(), 1, text.size(), m_file) != text.size() || std::fflush(m_file) != 0)
+      throw error(fmt::format("{}: writing the event log failed: {}", m_path, std::strerror(errno)));
+  }
+
+ private:
+  std::string m_path;
+  std::FILE* m_file = nullptr;
+  std::uint64_t m_seq = 0;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+};
+
+// With several seeds, one log each, as `search` names its per-seed files: run.jsonl -> run.seed3.jsonl.
+std::string path_for_seed(const std::string& base, std::uint64_t seed) {
+  const auto dot = base.find(".json");
+  if (dot == std::string::npos) return fmt::format("{}.seed{}", base, seed);
+  return fmt::format("{}.seed{}{}", base.substr(0, dot), seed, base.substr(dot));
+}
+
+ordered_json config_json(const Config& c) {
+  ordered_json j = ordered_json::object();
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const Value& v = c[i];
+    if (v.is_int()) j[c.names()[i]] = v.as_int();
+    else if (v.is_float()) j[c.names()[i]] = v.as_double();
+    else j[c.names()[i]] = v.as_string();
+  }
+  return j;
+}
+
+// One seed's test points: a begin line, a decision line each (the decision, its measured time,
+// relative error, interval hit and loss under the calibration's options), an end line.
+void log_decisions(EvalEventLog& log, std::uint64_t seed, const SelectiveCalibrator& cal, std::span<const Candidate> test,
+                   std::span<const Forecast> forecasts, std::span<const double> measured_ms) {
+  if (!log.active() || test.empty()) return;
+  const std::string run = fmt::format("eval seed {}", seed);
+  const Candidate& first = test.front();
+  ordered_json parameters = ordered_json::array();
+  for (const auto& n : first.config.names()) parameters.push_back(n);
+  log.write(run, "begin",
+            {{"kernel", first.kernel},
+             {"device", first.device ? first.device->name : std::string()},
+             {"problem_size", first.problem_size},
+             {"parameters", parameters},
+             {"budget", {{"measurements", test.size()}, {"seconds", 0.0}}}});
+  const auto& o = cal.options();
+  // The wrong-bin loss needs a reference: the calibration's own, or the fastest test point.
+  const double reference = o.reference_ms > 0 ? o.reference_ms : *std::min_element(measured_ms.begin(), measured_ms.end());
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < test.size(); ++i) {
+    const Decision d = cal.decide(test[i], forecasts[i]);
+    const double t = measured_ms[i];
+    best = std::min(best, t);
+    log.write(run, "decision",
+              {{"config", config_json(test[i].config)},
+               {"forecast_ms", number(d.forecast.median_ms)},
+               {"interval_ms", {number(d.interval_low_ms), number(d.interval_high_ms)}},
+               {"confidence", number(d.confidence)},
+               {"answered", !d.defer},
+               {"p_fail", number(d.forecast.p_fail)},
+               {"time_ms", number(t)},
+               {"relative_error", number(std::abs(d.forecast.median_ms - t) / t)},
+               {"inside_interval", t >= d.interval_low_ms && t <= d.interval_high_ms},
+               {"loss", deferral_loss(o, d.forecast, t, reference) > 0.5},
+               {"reason", d.reason}});
+  }
+  log.write(run, "end", {{"measurements", test.size()}, {"best_ms", number(best)}, {"stopped", false}});
+}
+
+}  // namespace
 
 void run_selective_eval(const SelectiveEvalArgs& a) {
   ModelFile file = read_model_file(a.model);
@@ -76,6 +181,10 @@ void run_selective_eval(const SelectiveEvalArgs& a) {
     }
     const auto tc = part(n_cal, idx.size(), cands);
     const auto e = evaluate_selective(cal, tc, part(n_cal, idx.size(), forecasts), part(n_cal, idx.size(), times), seed);
+    if (!a.events.empty()) {
+      EvalEventLog events(a.seeds > 1 ? path_for_seed(a.events, seed) : a.events);
+      log_decisions(events, seed, cal, tc, part(n_cal, idx.size(), forecasts), part(n_cal, idx.size(), times));
+    }
     last = e;
     if (a.json) {
       runs.push_back({{"seed", seed},

@@ -20,6 +20,9 @@ struct SelectiveEvalArgs {
   std::uint64_t seed = 0;
   std::string plots;                 // directory for reliability.svg and risk_coverage.svg ("" = none)
   bool json = false;                 // JSON instead of a table
+  // JSON Lines (docs/events.md): a begin line, a decision line per test point with its measured
+  // time and loss, an end line; with several seeds one file each, run.seedS.jsonl ("" = none).
+  std::string events;
 };
 
 // Prints a table (or JSON) to stdout; throws gpuforecast errors on bad input.
