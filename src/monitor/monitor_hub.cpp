@@ -390,6 +390,11 @@ void RunObserver::on_round(const SearchRound& e) {
   if (r.anomalies) r.anomalies->on_round(e);
 }
 
+void RunObserver::on_anomaly(const SearchAnomaly& a) {
+  std::lock_guard lock(m_hub->mutex);
+  m_hub->count_anomaly(m_hub->run(m_run), a);
+}
+
 void RunObserver::on_end(const SearchEnd&) {
   std::lock_guard lock(m_hub->mutex);
   RunState& r = m_hub->run(m_run);

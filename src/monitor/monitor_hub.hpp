@@ -58,6 +58,8 @@ class RunObserver {
   void on_measured(const SearchMeasured& e);
   void on_round(const SearchRound& e);
   void on_end(const SearchEnd& e);
+  // An anomaly raised outside the run's own monitor (the device's health through NVML).
+  void on_anomaly(const SearchAnomaly& a);
 
  private:
   friend class MonitorHub;

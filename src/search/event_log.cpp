@@ -81,6 +81,18 @@ void write_line(std::FILE* f, const std::string& path, nlohmann::ordered_json li
     throw error(fmt::format("{}: writing the event log failed: {}", path, std::strerror(errno)));
 }
 
+nlohmann::ordered_json anomaly_line(std::uint64_t& seq, std::chrono::steady_clock::time_point start,
+                                    const std::string& run, const SearchAnomaly& a) {
+  auto line = header(seq, start, run, "anomaly");
+  line["index"] = a.index;
+  line["kind"] = a.kind;
+  line["config"] = config_json(a.config);
+  line["statistic"] = number(a.statistic);
+  line["p_value"] = number(a.p_value);
+  line["detail"] = a.detail;
+  return line;
+}
+
 }  // namespace
 
 void EventLog::on_begin(const SearchBegin& e) {
@@ -103,17 +115,16 @@ void EventLog::on_begin(const SearchBegin& e) {
   if (m_options.anomalies) {
     State* s = m_state.get();
     const std::string path = m_path, run = m_options.run;
+    // State lives behind a pointer, so the callback stays valid wherever the log is moved.
     s->monitor.emplace(m_options.anomaly_options, [s, path, run](const SearchAnomaly& a) {
-      auto line = header(s->seq, s->start, run, "anomaly");
-      line["index"] = a.index;
-      line["kind"] = a.kind;
-      line["config"] = config_json(a.config);
-      line["statistic"] = number(a.statistic);
-      line["p_value"] = number(a.p_value);
-      line["detail"] = a.detail;
-      write_line(s->file, path, std::move(line));
+      write_line(s->file, path, anomaly_line(s->seq, s->start, run, a));
     });
   }
+}
+
+void EventLog::on_anomaly(const SearchAnomaly& a) {
+  if (!m_state || !m_state->file) return;
+  write_line(m_state->file, m_path, anomaly_line(m_state->seq, m_state->start, m_options.run, a));
 }
 
 void EventLog::on_forecasted(const SearchForecasted& e) {

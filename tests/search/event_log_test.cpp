@@ -132,3 +132,23 @@ TEST_CASE("an event log it cannot open is named when the search begins", "[searc
   CHECK_THROWS_WITH(log.on_begin(SearchBegin{space, prototype, Budget{}}),
                     Contains("/nonexistent-folder/run.jsonl") && Contains("cannot open the event log"));
 }
+
+TEST_CASE("an anomaly from outside the log's monitor (the GPU's health) is written as an anomaly line", "[search][data]") {
+  const fs::path path = fs::temp_directory_path() / "gpuforecast_event_log_outside.jsonl";
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
+  EventLog log(path.string(), {"live"});
+  log.on_anomaly({1, "gpu_throttle", {}, 4, 1, "not begun: ignored"});
+  const Candidate& prototype = data->observations.front().candidate;
+  log.on_begin(SearchBegin{data->space, prototype, Budget{1}});
+  log.on_anomaly({3, "gpu_xid", prototype.config, 79, 1, "Xid 79 reported by the driver"});
+  Trace trace;
+  log.on_end(SearchEnd{trace});
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1]["event"] == "anomaly");
+  CHECK(lines[1]["kind"] == "gpu_xid");
+  CHECK(lines[1]["index"] == 3);
+  CHECK(lines[1]["statistic"] == 79);
+  CHECK(lines[1]["config"].size() == prototype.config.size());
+  CHECK(lines[2]["event"] == "end");
+}

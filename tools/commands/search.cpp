@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "device_health_watch.hpp"
 #include "interrupt.hpp"
 #include "run_monitor.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -67,6 +68,7 @@ struct SearchArgs {
   bool resume = false;
   double time_scale = 0;
   std::size_t sentinel_repeats = 0;
+  unsigned nvml_index = 0;  // live: the GPU whose health NVML reads
   std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
@@ -407,9 +409,24 @@ void live_search(const SearchArgs& a) {
     if (!a.cache.empty())
       ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
     if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
-    if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
+    // The event log and the monitor are held here, not copied in: the GPU's health watch
+    // writes into them too.
+    std::optional<EventLog> log;
+    if (!a.events.empty()) ctx.add_observer(std::ref(log.emplace(a.events)));
     ctx.add_observer(cli::StopOnInterrupt{});
-    monitor.watch(ctx, context_options.label);
+    std::vector<cli::DeviceHealthWatch::Sink> sinks;
+    if (log) sinks.push_back([&log](const SearchAnomaly& x) { log->on_anomaly(x); });
+    if (auto* hub = monitor.hub()) {
+      auto run = hub->observer(context_options.label);
+      ctx.add_observer(run);
+      sinks.push_back([run](const SearchAnomaly& x) mutable { run.on_anomaly(x); });
+    }
+    std::string why;
+    if (auto nvml = NvmlDevice::open(a.nvml_index, &why))
+      ctx.add_observer(cli::DeviceHealthWatch(std::move(*nvml), std::move(sinks)));
+    else
+      fmt::print(stderr, "gpuforecast: the GPU's clocks, throttling, temperature, ECC and Xid errors are not watched: {}\n",
+                 why);
     strategy.run(ctx);
     ctx.finish();
     trace = ctx.trace();
@@ -705,6 +722,10 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   cmd->add_option("--time-scale", args->time_scale,
                   "replay: hold each measurement for its stored compile + benchmark time times this factor "
                   "(0: no wait)")
+      ->capture_default_str();
+  cmd->add_option("--nvml-index", args->nvml_index,
+                  "live: NVML's index of the GPU whose clocks, throttle reasons, temperature, ECC and Xid errors "
+                  "are watched (NVML counts in PCI order)")
       ->capture_default_str();
   cmd->add_option("--sentinel-repeats", args->sentinel_repeats,
                   "replay: each measurement carries this many repeats of a sentinel (the data's steadiest "

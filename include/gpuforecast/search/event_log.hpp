@@ -38,6 +38,9 @@ class EventLog {
   void on_measured(const SearchMeasured& e);
   void on_round(const SearchRound& e);
   void on_end(const SearchEnd& e);
+  // An anomaly raised outside the log's own monitor (the device's health, read through NVML):
+  // written as an "anomaly" line like the monitor's.
+  void on_anomaly(const SearchAnomaly& a);
 
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
