@@ -10,7 +10,7 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,17 +29,17 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// Sample lines of the exposition, "name{labels}" -> value.
+// Sample lines of the exposition, "name{labels}" -> value (the value follows the last space).
 std::map<std::string, double> samples(const std::string& text) {
   std::map<std::string, double> out;
-  static const std::regex line(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})?) (\S+)$)");
   std::size_t start = 0;
   while (start < text.size()) {
-    const std::size_t end = text.find('\n', start);
-    const std::string l = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    start = end == std::string::npos ? text.size() : end + 1;
-    std::smatch m;
-    if (!l.empty() && l[0] != '#' && std::regex_match(l, m, line)) out[m[1]] = std::stod(m[3]);
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string l = text.substr(start, end - start);
+    start = end + 1;
+    const auto space = l.rfind(' ');
+    if (l.empty() || l[0] == '#' || space == std::string::npos) continue;
+    out[l.substr(0, space)] = std::stod(l.substr(space + 1));
   }
   return out;
 }
