@@ -133,11 +133,34 @@ struct ReplayBenchmarker::Impl {
           summarise_samples(m);
           break;
         case ReplaySampling::median: break;
+        case ReplaySampling::mean: {
+          double sum = 0;
+          for (const double r : runs) sum += r;
+          m.samples_ms = {sum / static_cast<double>(runs.size())};
+          summarise_samples(m);
+          break;
+        }
       }
     }
     return m;
   }
 };
+
+std::string_view replay_sampling_name(ReplaySampling sampling) noexcept {
+  switch (sampling) {
+    case ReplaySampling::one_run: return "one_run";
+    case ReplaySampling::bootstrap: return "bootstrap";
+    case ReplaySampling::median: return "median";
+    case ReplaySampling::mean: return "mean";
+  }
+  return "?";
+}
+
+ReplaySampling parse_replay_sampling(std::string_view name) {
+  for (auto s : {ReplaySampling::one_run, ReplaySampling::bootstrap, ReplaySampling::median, ReplaySampling::mean})
+    if (name == replay_sampling_name(s)) return s;
+  throw invalid_argument_error(fmt::format("replay sampling '{}': expected one_run, bootstrap, median or mean", name));
+}
 
 ReplayBenchmarker::ReplayBenchmarker(std::shared_ptr<const SpaceData> data, ReplayOptions options)
     : m_impl(std::make_shared<Impl>(std::move(data), options)) {}

@@ -192,7 +192,7 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     StrategySettings settings = e.settings;
     settings.seed = seed;
     auto strategy = make_strategy(e.strategy, settings);
-    ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, ReplaySampling::one_run, e.time_scale, e.sentinel_repeats});
+    ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, e.sampling, e.time_scale, e.sentinel_repeats});
     SearchContextOptions options;
     options.progress = bar;
     options.label = fmt::format("{} seed {}", e.strategy, seed);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "support/data.hpp"
 #include "synthetic.hpp"
@@ -74,6 +75,28 @@ TEST_CASE("replay is seeded and draws different stored runs", "[replay]") {
   ReplayBenchmarker median(data, {.seed = 1, .sampling = ReplaySampling::median});
   CHECK(median.measure(std::vector<Candidate>{candidate_of(config)})[0].median_ms ==
         Approx(test::synthetic_time(config) * 1.005));  // median of the four runs
+}
+
+TEST_CASE("replay by mean serves Kernel Tuner's stored time", "[replay][data]") {
+  // What Kernel Tuner's simulation mode answers is the file's `time` (the mean of `times`):
+  // replaying by the mean must give that very number, so both paths see the same search.
+  const auto path = test::cache_file("gemm", "RTX_3090").string();
+  const CacheFile file = read_kernel_tuner_cache(path);
+  auto data = std::make_shared<const SpaceData>(load_space(path));
+  ReplayBenchmarker bench(data, {.seed = 5, .sampling = ReplaySampling::mean});
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < file.entries.size(); i += 997) {
+    const CacheEntry& e = file.entries[i];
+    INFO(path << " entry " << e.config.to_string());
+    REQUIRE(e.measurement.ok());
+    const auto m = bench.measure(std::vector<Candidate>{candidate_of(e.config)});
+    CHECK(m[0].median_ms == Approx(e.mean_ms).epsilon(1e-12));
+    CHECK(m[0].samples_ms.size() == 1);
+    ++compared;
+  }
+  CHECK(compared >= 18);
+  CHECK(parse_replay_sampling("mean") == ReplaySampling::mean);
+  CHECK_THROWS_WITH(parse_replay_sampling("average"), Catch::Contains("one_run, bootstrap, median or mean"));
 }
 
 TEST_CASE("replay matches configurations by parameter name", "[replay]") {

@@ -43,3 +43,13 @@ run(unscoped fail "strategy \"random\" has no option \"variant\"" --strategy ran
 run(stray fail "strategy \"surrogate\" is not among those searched" --strategy random --option surrogate.local_moves=2)
 run(value fail "elitist, kernel_tuner" --strategy genetic --option genetic.variant=steady_state)
 run(malformed fail "expected NAME=VALUE or STRATEGY.NAME=VALUE" --strategy genetic --option variant)
+
+# --sampling: the stored mean (Kernel Tuner's `time`, noise-free) makes every seed-independent
+# measurement the same, so two strategies' runs differ from the default's noisy draws; a misspelt
+# name is refused before any file is read.
+run(mean ok "\"genetic\"" --strategy genetic --sampling mean --json)
+genetic_result("${mean_out}" mean)
+if(mean STREQUAL default)
+  message(FATAL_ERROR "--sampling mean gave the same runs as the default one_run sampling: the option was lost")
+endif()
+run(sampling fail "expected one_run, bootstrap, median or mean" --strategy genetic --sampling average)

@@ -53,6 +53,7 @@ struct SearchArgs {
   std::string replay;
   std::string t1;
   std::string space = "auto";
+  std::string sampling = "one_run";
   std::string kernel;
   std::string strategy = "surrogate";
   std::string model;
@@ -256,6 +257,7 @@ void run_replay(const SearchArgs& a) {
     if (!a.events.empty()) e.events_path = run_file(a.events);
     if (!a.cache.empty()) e.cache_path = run_file(a.cache);
     e.resume = a.resume;
+    e.sampling = parse_replay_sampling(a.sampling);
     e.time_scale = a.time_scale;
     e.sentinel_repeats = a.sentinel_repeats;
     e.workers = a.workers;
@@ -696,6 +698,11 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
                   "failed), auto (t1 when a T1 file is found, else cached)")
       ->capture_default_str()
       ->needs(replay);
+  cmd->add_option("--sampling", args->sampling,
+                  "replay: what a measurement reads from the stored runs: one_run (one drawn with the seed: noise as "
+                  "recorded), bootstrap, median, or mean (Kernel Tuner's `time`, as its simulation mode serves it)")
+      ->capture_default_str()
+      ->needs(replay);
   std::string names;
   for (const auto& n : gpuforecast::strategy_names()) names += (names.empty() ? "" : "|") + n;
   cmd->add_option("--strategy", args->strategy, names + " (several, comma-separated, run side by side)")
@@ -771,6 +778,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
       throw gpuforecast::invalid_argument_error(
           fmt::format("--time-scale must be a finite number >= 0, not {}", args->time_scale));
     if (args->workers == 0) throw gpuforecast::invalid_argument_error("--workers must be at least 1");
+    (void)gpuforecast::parse_replay_sampling(args->sampling);  // a misspelt name fails before any file is read
     if (args->sentinel_repeats > 0 && args->replay.empty())
       throw gpuforecast::invalid_argument_error(
           "--sentinel-repeats replays a sentinel: it needs --replay (the CUDA benchmarker times none yet)");

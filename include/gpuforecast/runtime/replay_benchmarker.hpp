@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
@@ -18,7 +19,13 @@ enum class ReplaySampling {
   one_run,    // one of the stored runs, drawn with the seed (the default: measurement noise as recorded)
   bootstrap,  // as many runs as stored, resampled with replacement (noise of a median)
   median,     // the stored median every time (no noise)
+  mean,       // the mean of the stored runs every time: Kernel Tuner's `time`, what its
+              // simulation mode serves (no noise; one sample, as a measurement reported only as
+              // a mean arrives)
 };
+// "one_run", "bootstrap", "median", "mean"; throws invalid_argument_error listing them.
+[[nodiscard]] ReplaySampling parse_replay_sampling(std::string_view name);
+[[nodiscard]] std::string_view replay_sampling_name(ReplaySampling sampling) noexcept;
 
 struct ReplayOptions {
   std::uint64_t seed = 0;

@@ -11,6 +11,7 @@
 
 #include "gpuforecast/calibration/screening.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_report.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 #include "gpuforecast/search/trace.hpp"
@@ -52,6 +53,10 @@ struct ReplayExperiment {
   double budget_seconds = 0;  // simulated seconds per run (0: no limit)
   std::size_t seeds = 10;
   std::uint64_t first_seed = 1;
+  // What each replayed measurement reads from the stored runs: one of them drawn with the seed
+  // (measurement noise as recorded), or the stored mean as Kernel Tuner's simulation mode serves
+  // it (ReplaySampling).
+  ReplaySampling sampling = ReplaySampling::one_run;
   // Runs side by side (0: one per hardware thread). Every run has its own strategy, model,
   // benchmarker and context, seeded by its seed, so the result is the same for any count.
   unsigned threads = 1;
