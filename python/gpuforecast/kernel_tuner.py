@@ -9,10 +9,16 @@ binding; every configuration it wants measured goes through Kernel Tuner's CostF
 Tuner's runner, cache, simulation mode, observers and budget (max_fevals, time_limit) apply
 unchanged. When the budget runs out, Kernel Tuner raises StopCriterionReached inside the
 measurement; the C++ search unwinds and tune() returns what was measured.
+
+The search draws from Kernel Tuner's own Searchspace (its list, whatever its restrictions are
+written as), so with the same space, seed and measured values it measures what `gpuforecast
+search --replay FILE --space cached --sampling mean` measures, and it spends max_fevals distinct
+configurations (or the whole space).
 """
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from typing import Any, Iterable, Sequence
 
@@ -72,6 +78,18 @@ def _kernel_name(runner) -> str:
     return str(getattr(getattr(runner, "kernel_options", None), "kernel_name", "") or "")
 
 
+def _objective(tuning_options) -> tuple[str, bool]:
+    """The objective the search minimises and its direction. Kernel Tuner 1.5 keeps both as lists
+    (several objectives); the search takes the first."""
+    objective = tuning_options.objective
+    higher_is_better = tuning_options.objective_higher_is_better
+    if isinstance(objective, (list, tuple)):
+        objective = objective[0]
+    if isinstance(higher_is_better, (list, tuple)):
+        higher_is_better = higher_is_better[0]
+    return objective, bool(higher_is_better)
+
+
 class Strategy:
     """Kernel Tuner strategy object: tune_kernel(..., strategy=Strategy(model=None, **options)).
 
@@ -80,13 +98,18 @@ class Strategy:
     ("default", "xgboost", "forest", ...). seed: every random choice. kernel, device: the names
     the model knows the space and GPU by (default: the model's only kernel, or the kernel's
     name; the device Kernel Tuner reports). Other keyword options go to the C++ strategy by
-    name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5). Certified screening:
+    name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5). seed=None (the default)
+    takes tune_kernel's seed, and 0 when tune_kernel has none. Certified screening:
     screen=True, screen_alpha=0.1, screen_delta=0.1 (docs/calibration.md, "Certified screening").
     events: the path of the search's event log, written as it goes (JSON Lines, docs/events.md;
     gpuforecast.read_events reads it into a DataFrame).
+
+    After tune(), `last_run` holds what the search cost beside Kernel Tuner's measurements: the seed
+    used, the configurations measured, and the search's own time per measurement (its wall time
+    less the time spent inside Kernel Tuner's runner).
     """
 
-    def __init__(self, model: str | os.PathLike | None = None, *, surrogate: str = "default", seed: int = 0,
+    def __init__(self, model: str | os.PathLike | None = None, *, surrogate: str = "default", seed: int | None = None,
                  kernel: str | None = None, device: str | None = None, events: str | os.PathLike | None = None,
                  **options: Any):
         if model is not None and not isinstance(model, (str, os.PathLike)):
@@ -95,7 +118,8 @@ class Strategy:
         if self.model_path and not os.path.exists(self.model_path):
             raise FileNotFoundError(f"model file {self.model_path!r} does not exist")
         self.surrogate = surrogate
-        self.seed = int(seed)
+        self.seed = None if seed is None else int(seed)
+        self.last_run: dict | None = None
         self.kernel = kernel
         self.device = device
         self.events = "" if events is None else os.fspath(events)
@@ -114,23 +138,41 @@ class Strategy:
                 return kernels[0]
         return _kernel_name(runner)
 
+    # Kernel Tuner's custom-method protocol (kernel_tuner.strategies.wrapper.OptAlg), which
+    # tune_kernel_T1's custom_search_method_path and autotuning_methodology use: configurations
+    # are handed to the CostFunc as they are, neither scaled nor snapped.
+    costfunc_kwargs = {"scaling": False, "snap": False}
+    constraint_aware = False
+
     def tune(self, searchspace, runner, tuning_options):
+        """Kernel Tuner's strategy protocol: tune_kernel(..., strategy=Strategy(...))."""
         from kernel_tuner.strategies.common import CostFunc
+
+        return self._search(CostFunc(searchspace, tuning_options, runner, snap=False), searchspace)
+
+    def __call__(self, cost_func, searchspace):
+        """Kernel Tuner's custom-method protocol (OptAlg): measures through the given CostFunc."""
+        self._search(cost_func, searchspace)
+        objective, higher_is_better = _objective(cost_func.tuning_options)
+        sign = -1.0 if higher_is_better else 1.0
+        scored = [r for r in cost_func.results if isinstance(r.get(objective), (int, float)) and np.isfinite(r[objective])]
+        if not scored:
+            return None, float("inf")
+        best = min(scored, key=lambda r: sign * r[objective])
+        return tuple(best[p] for p in searchspace.tune_params), best[objective]
+
+    def _search(self, cost_func, searchspace):
         from kernel_tuner.util import ErrorConfig, StopCriterionReached
 
-        space = space_of(searchspace)
+        runner, tuning_options = cost_func.runner, cost_func.tuning_options
+        # The C++ search draws from exactly Kernel Tuner's valid list: restrictions written as
+        # functions are honoured too, and no proposal is refused (a refusal would spend the C++
+        # budget without spending Kernel Tuner's).
+        space = space_of(searchspace).restricted_to(searchspace.list)
         names = space.names
         if list(names) != list(searchspace.tune_params.keys()):
             raise ValueError("parameter order differs between Kernel Tuner and gpuforecast")
-        cost_func = CostFunc(searchspace, tuning_options, runner, snap=False)
-        # Kernel Tuner 1.5 keeps the objective (and its direction) as a list; the search minimises the first.
-        objective = tuning_options.objective
-        higher_is_better = tuning_options.objective_higher_is_better
-        if isinstance(objective, (list, tuple)):
-            objective = objective[0]
-        if isinstance(higher_is_better, (list, tuple)):
-            higher_is_better = higher_is_better[0]
-        higher_is_better = bool(higher_is_better)
+        objective, higher_is_better = _objective(tuning_options)
         valid = set(map(tuple, searchspace.list))
         # Kernel Tuner 1.5 keeps its budget in tuning_options.budget (max_fevals already capped at
         # the space's size); a time limit is enforced by Kernel Tuner inside the CostFunc.
@@ -138,11 +180,17 @@ class Strategy:
         max_fevals = getattr(tuning_budget, "max_fevals", None) or tuning_options.get("max_fevals", None)
         budget = len(valid) if not max_fevals else min(int(max_fevals), len(valid))
 
+        measuring = {"seconds": 0.0}
+
         def measure(batch: list[tuple]) -> list[tuple]:
             # Configurations Kernel Tuner's searchspace refuses are not sent to it (and cost nothing).
             wanted = [c for c in batch if c in valid]
             if wanted:
-                cost_func.eval_all([list(c) for c in wanted], check_restrictions=False)
+                started = time.perf_counter()
+                try:
+                    cost_func.eval_all([list(c) for c in wanted], check_restrictions=False)
+                finally:
+                    measuring["seconds"] += time.perf_counter() - started
             out = []
             for c in batch:
                 if c not in valid:
@@ -167,15 +215,30 @@ class Strategy:
 
         kernel = self._kernel_for(runner)
         device = self.device or _device_name(runner, "unknown GPU")
+        seed = self._seed_for(tuning_options)
+        started = time.perf_counter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore" if not tuning_options.get("verbose", False) else "default")
                 _native._surrogate_search(space, kernel, device, _problem_size(runner), measure, budget,
-                                          self.seed, self.model_path, self.surrogate, self.options, self.events)
+                                          seed, self.model_path, self.surrogate, self.options, self.events)
         except StopCriterionReached as e:
             if tuning_options.get("verbose", False):
                 print(e)
+        searched = time.perf_counter() - started - measuring["seconds"]
+        measured = len(cost_func.unique_results)
+        self.last_run = {"seed": seed, "measured": measured, "search_seconds": searched,
+                         "search_ms_per_measurement": 1000.0 * searched / measured if measured else 0.0}
+        if tuning_options.get("verbose", False):
+            print(f"gpuforecast: {measured} configurations measured, {self.last_run['search_ms_per_measurement']:.1f} ms "
+                  "of search per measurement")
         return cost_func.results
+
+    def _seed_for(self, tuning_options) -> int:
+        if self.seed is not None:
+            return self.seed
+        seed = tuning_options.get("seed", None) if hasattr(tuning_options, "get") else None
+        return 0 if seed is None else int(seed)
 
 
 def rank(model: Model | str | os.PathLike, searchspace, device: str | None = None, kernel: str | None = None,

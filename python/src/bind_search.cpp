@@ -13,6 +13,7 @@
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/event_log.hpp"
+#include "gpuforecast/search/replay_experiment.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 
@@ -152,6 +153,39 @@ void bind_search(nb::module_& m) {
       nb::arg("events") = "",
       "Runs the surrogate-filtered search; `measure` is called with batches of value tuples; `events`: the path "
       "of its event log (JSON Lines), \"\" for none.");
+  m.def(
+      "_replay_search",
+      [](const std::string& path, const std::string& strategy, std::uint64_t seed, std::size_t budget,
+         const std::string& space, const std::string& sampling, const std::string& surrogate,
+         const std::map<std::string, std::string>& options) {
+        // What `gpuforecast search --replay PATH --space SPACE --sampling SAMPLING --strategy
+        // STRATEGY --seeds 1 --first-seed SEED` runs: the reference the Kernel Tuner path is held to.
+        ReplayExperiment e;
+        e.strategy = strategy;
+        e.settings.surrogate = surrogate;
+        e.settings.options = options;
+        e.budget = budget;
+        e.seeds = 1;
+        e.first_seed = seed;
+        e.sampling = parse_replay_sampling(sampling);
+        ReplayResult result;
+        {
+          nb::gil_scoped_release release;
+          e.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
+          result = run_replay_experiment(e);
+        }
+        nb::list out;
+        for (const auto& entry : result.runs.front().trace.entries()) {
+          nb::list values;
+          for (const auto& v : entry.config.values()) values.append(from_value(v));
+          out.append(nb::tuple(values));
+        }
+        return out;
+      },
+      nb::arg("path"), nb::arg("strategy"), nb::arg("seed"), nb::arg("budget"), nb::arg("space") = "cached",
+      nb::arg("sampling") = "mean", nb::arg("surrogate") = "default",
+      nb::arg("options") = std::map<std::string, std::string>{},
+      "The configurations a replayed search measures, in order (value tuples in the file's parameter order).");
 }
 
 }  // namespace gpuforecast::python

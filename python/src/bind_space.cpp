@@ -146,6 +146,18 @@ void bind_space(nb::module_& m) {
           nb::arg("n"), nb::arg("seed") = 0,
           "n distinct valid configurations drawn uniformly (fewer if the space is smaller); the same seed gives the same sample.")
       .def(
+          "restricted_to",
+          [](const TuningSpace& s, nb::iterable configs) {
+            std::vector<Config> members;
+            for (nb::handle c : configs) members.push_back(config_from(s, c));
+            nb::gil_scoped_release release;
+            return s.restricted_to(members);
+          },
+          nb::arg("configs"),
+          "This space restricted to the listed configurations (dicts or value tuples): a search draws from those "
+          "that also satisfy the constraints and from nothing else, as Kernel Tuner's Searchspace.list or a cache's "
+          "valid configurations.")
+      .def(
           "check",
           [](const TuningSpace& s, nb::handle config) {
             const std::string why = why_invalid(s, config_from(s, config));

@@ -1,5 +1,9 @@
 """gpuforecast.kernel_tuner inside Kernel Tuner 1.5's own simulation mode."""
+import gzip
+import json
+import os
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -67,3 +71,58 @@ def test_rank_orders_a_searchspace_by_forecast(xgboost_model, conv_cache, conv_t
     data = gpuforecast.read_cache(conv_cache("A100"))
     t = {tuple(c.values()): m for c, m in zip(data.configs(), data.median_ms)}
     assert np.nanmedian([t[c] for c in top]) < np.nanmedian([t[c] for c in ranked])
+
+
+def _cached_space_tune(plain_path: str, strategy, max_fevals: int, seed):
+    """tune_kernel in simulation mode over the cache's valid configurations (Kernel Tuner's
+    tune_cache space, as the peers' recorded runs use), the membership test a function restriction."""
+    cache = json.load(open(plain_path))
+    names = cache["tune_params_keys"]
+    valid = {k for k, v in cache["cache"].items() if isinstance(v["time"], (int, float))}
+
+    def in_cache(p):  # a def, not a lambda: Kernel Tuner would try to rewrite a lambda's source
+        return ",".join(str(p[n]) for n in names) in valid
+
+    results, _ = kernel_tuner.tune_kernel(
+        cache["kernel_name"], "", tuple(cache["problem_size"]), [], cache["tune_params"],
+        restrictions=[in_cache], cache=plain_path, simulation_mode=True,
+        strategy=strategy, strategy_options={"max_fevals": max_fevals}, quiet=True, seed=seed)
+    distinct = list(dict.fromkeys(tuple(r[n] for n in names) for r in results))
+    return distinct
+
+
+@pytest.fixture(scope="module")
+def gemm_plain(hub, tmp_path_factory):
+    src = os.path.join(hub, "cachefiles", "gemm", "RTX_3090.json.gz")
+    out = tmp_path_factory.mktemp("gemm") / "gemm_RTX_3090.json"
+    with gzip.open(src, "rb") as f, open(out, "wb") as g:
+        shutil.copyfileobj(f, g)
+    return src, str(out)
+
+
+def test_kernel_tuner_path_measures_what_the_replay_measures(gemm_plain):
+    """The same search through Kernel Tuner and through `search --replay --space cached --sampling
+    mean` (Kernel Tuner's simulation serves the stored mean): the same configurations, in order."""
+    gz, plain = gemm_plain
+    strategy = gk.Strategy(kernel="gemm")  # seed=None: tune_kernel's
+    through_kt = _cached_space_tune(plain, strategy, 200, seed=3)
+    replayed = gpuforecast._gpuforecast._replay_search(gz, "surrogate", seed=3, budget=200, space="cached",
+                                                       sampling="mean")
+    assert strategy.last_run["seed"] == 3
+    assert len(through_kt) == 200  # max_fevals distinct configurations, all spent
+    assert strategy.last_run["measured"] == 200
+    assert strategy.last_run["search_ms_per_measurement"] > 0
+    first_differing = next((i for i, (a, b) in enumerate(zip(through_kt, replayed)) if a != b), None)
+    assert first_differing is None or first_differing >= 100, (
+        f"gemm/RTX_3090 seed 3: measurement {first_differing + 1} differs: Kernel Tuner {through_kt[first_differing]}, "
+        f"replay {replayed[first_differing]}")
+    print(f"gemm/RTX_3090: {strategy.last_run['search_ms_per_measurement']:.1f} ms of search per measurement "
+          f"through Kernel Tuner; sequences agree for {first_differing or len(through_kt)} measurements")
+
+
+def test_kernel_tuner_path_spends_the_budget_and_different_seeds_differ(gemm_plain):
+    _, plain = gemm_plain
+    a = _cached_space_tune(plain, gk.Strategy(), 200, seed=4)
+    b = _cached_space_tune(plain, gk.Strategy(seed=5), 200, seed=4)  # an explicit seed wins over tune_kernel's
+    assert len(a) == 200 and len(b) == 200
+    assert a != b
