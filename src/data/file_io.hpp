@@ -3,7 +3,11 @@
 #include <string>
 #include <string_view>
 
-namespace gpuforecast::detail::data {
+#include "internal_api.hpp"
+
+// Exported for the project's own programs (benchmarks read the peers' gzip records with it).
+namespace gpuforecast GPUFORECAST_INTERNAL_API {
+namespace detail::data {
 
 // The bytes of `path`, inflated when they start with the gzip magic (1f 8b), whatever the name.
 // Concatenated gzip members are joined. Throws input_error naming the file and the compressed
@@ -20,4 +24,5 @@ void write_text(const std::string& path, std::string_view text);
 
 [[nodiscard]] bool ends_with_gz(std::string_view path) noexcept;
 
-}  // namespace gpuforecast::detail::data
+}  // namespace detail::data
+}  // namespace gpuforecast
