@@ -99,7 +99,8 @@ class Strategy:
     the model knows the space and GPU by (default: the model's only kernel, or the kernel's
     name; the device Kernel Tuner reports). Other keyword options go to the C++ strategy by
     name (SurrogateFilteredOptions fields, e.g. measurements_per_round=5). seed=None (the default)
-    takes tune_kernel's seed, and 0 when tune_kernel has none. Certified screening:
+    takes tune_kernel's seed; without one it is drawn from NumPy's global generator, as Kernel
+    Tuner's own strategies draw theirs (np.random.seed makes it repeatable). Certified screening:
     screen=True, screen_alpha=0.1, screen_delta=0.1 (docs/calibration.md, "Certified screening").
     events: the path of the search's event log, written as it goes (JSON Lines, docs/events.md;
     gpuforecast.read_events reads it into a DataFrame).
@@ -238,7 +239,11 @@ class Strategy:
         if self.seed is not None:
             return self.seed
         seed = tuning_options.get("seed", None) if hasattr(tuning_options, "get") else None
-        return 0 if seed is None else int(seed)
+        if seed is None:
+            # As Kernel Tuner's own strategies: a draw from NumPy's global generator, so that
+            # repeated runs differ and np.random.seed(...) makes them repeatable (last_run says which).
+            return int(np.random.randint(0, 2**31 - 1))
+        return int(seed)
 
 
 def rank(model: Model | str | os.PathLike, searchspace, device: str | None = None, kernel: str | None = None,

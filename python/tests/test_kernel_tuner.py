@@ -126,3 +126,14 @@ def test_kernel_tuner_path_spends_the_budget_and_different_seeds_differ(gemm_pla
     b = _cached_space_tune(plain, gk.Strategy(seed=5), 200, seed=4)  # an explicit seed wins over tune_kernel's
     assert len(a) == 200 and len(b) == 200
     assert a != b
+
+
+def test_strategy_without_any_seed_draws_one_from_numpys_generator(conv_cache, conv_t1, plain_json):
+    path = plain_json(conv_cache("A100"))
+    first, again, other = gk.Strategy(), gk.Strategy(), gk.Strategy()
+    a = _tune(path, conv_t1, first, 20, 11)  # _tune seeds NumPy; tune_kernel gets no seed
+    b = _tune(path, conv_t1, again, 20, 11)
+    _tune(path, conv_t1, other, 20, 12)
+    assert first.last_run["seed"] == again.last_run["seed"]
+    assert [r["time"] for r in a] == [r["time"] for r in b]
+    assert other.last_run["seed"] != first.last_run["seed"]
