@@ -184,7 +184,8 @@ class Strategy:
         measuring = {"seconds": 0.0}
 
         def measure(batch: list[tuple]) -> list[tuple]:
-            # Configurations Kernel Tuner's searchspace refuses are not sent to it (and cost nothing).
+            # A guard: the space is Kernel Tuner's list, so nothing outside it should be proposed;
+            # if something were, it is answered "invalid" rather than sent to Kernel Tuner.
             wanted = [c for c in batch if c in valid]
             if wanted:
                 started = time.perf_counter()

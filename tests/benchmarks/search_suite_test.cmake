@@ -2,6 +2,8 @@
 # record, a rerun reads its stored runs instead of running them again, and a data file other than
 # the one the record names is refused by its digest.
 include(${CMAKE_CURRENT_LIST_DIR}/../tools/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../tools/run_command.cmake)
+set(run_program_name search_suite)
 shared_data_file(space benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz)
 shared_data_file(other benchmark_hub/cachefiles/pnpoly/RTX_Titan.json.gz)
 set(peers "${data}/../baselines/search-peers/runs.json.gz")
@@ -10,23 +12,9 @@ if(NOT EXISTS "${peers}")
 endif()
 file(REMOVE_RECURSE "${WORK}")
 
-function(suite name expect pattern)
-  execute_process(COMMAND "${SUITE}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " line "search_suite ${ARGN}")
-  if(expect STREQUAL "ok" AND NOT rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nexited ${rc}, expected success:\n${out}${err}")
-  elseif(expect STREQUAL "fail" AND rc EQUAL 0)
-    message(FATAL_ERROR "${line}\nsucceeded, expected an error:\n${out}${err}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "${line}\noutput does not match \"${pattern}\":\n${out}${err}")
-  endif()
-  set(${name}_out "${out}" PARENT_SCOPE)
-endfunction()
-
 set(args --data "${data}" --peers "${peers}" --kernels pnpoly --devices RTX_3090 --seeds 2 --jobs 2
          --results "${WORK}/results")
-suite(first ok "0 runs stored, 2 to run" ${args} --json "${WORK}/first.json")
+run(first ok "0 runs stored, 2 to run" ${args} --json "${WORK}/first.json")
 if(NOT first_out MATCHES "pnpoly/RTX_3090 +\\| [0-9.]+±[0-9.]+ (ahead|level|behind)")
   message(FATAL_ERROR "no verdict row for pnpoly/RTX_3090 in:\n${first_out}")
 endif()
@@ -40,17 +28,17 @@ if(NOT n EQUAL 2)
 endif()
 
 # The rerun runs nothing and prints the same table.
-suite(again ok "2 runs stored, 0 to run" ${args})
+run(again ok "2 runs stored, 0 to run" ${args})
 string(REGEX MATCH "pnpoly/RTX_3090 [^\n]*" row_first "${first_out}")
 string(REGEX MATCH "pnpoly/RTX_3090 [^\n]*" row_again "${again_out}")
 if(NOT row_first STREQUAL row_again)
   message(FATAL_ERROR "the resumed table differs:\n${row_first}\n${row_again}")
 endif()
 # A third seed runs only that seed.
-suite(third ok "2 runs stored, 1 to run" ${args} --seeds 3)
+run(third ok "2 runs stored, 1 to run" ${args} --seeds 3)
 
 # Another file under the recorded name: refused, naming the file and both digests.
 file(MAKE_DIRECTORY "${WORK}/data/benchmark_hub/cachefiles/pnpoly")
 file(COPY_FILE "${other}" "${WORK}/data/benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz")
-suite(tampered fail "RTX_3090.json.gz:0: SHA-256 starts [0-9a-f]+, the peers' record names d6f238c36dc83dde"
+run(tampered fail "RTX_3090.json.gz:0: SHA-256 starts [0-9a-f]+, the peers' record names d6f238c36dc83dde"
       --data "${WORK}/data" --peers "${peers}" --kernels pnpoly --devices RTX_3090 --seeds 1 --results "${WORK}/results")

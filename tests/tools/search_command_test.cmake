@@ -44,9 +44,9 @@ run(stray fail "strategy \"surrogate\" is not among those searched" --strategy r
 run(value fail "elitist, kernel_tuner" --strategy genetic --option genetic.variant=steady_state)
 run(malformed fail "expected NAME=VALUE or STRATEGY.NAME=VALUE" --strategy genetic --option variant)
 
-# --sampling: the stored mean (Kernel Tuner's `time`, noise-free) makes every seed-independent
-# measurement the same, so two strategies' runs differ from the default's noisy draws; a misspelt
-# name is refused before any file is read.
+# --sampling mean: every measurement is the stored mean (Kernel Tuner's `time`, no noise), so the
+# genetic algorithm selects otherwise than on the default's noisy draws and its runs differ; a
+# misspelt name is refused before any file is read.
 run(mean ok "\"genetic\"" --strategy genetic --sampling mean --json)
 genetic_result("${mean_out}" mean)
 if(mean STREQUAL default)
