@@ -245,6 +245,10 @@ class CacheData:
         self.status: list[str] = d["status"]
         self.reason: list[str] = d["reason"]
         self.median_ms: np.ndarray = d["median_ms"]
+        # Static features (read_cache(..., features=...)): one array per name, NaN where a
+        # configuration has none; static_features says how many had them, and why not.
+        self.features: dict[str, np.ndarray] = d["features"]
+        self.static_features: dict | None = d.get("static_features")
 
     def __len__(self) -> int:
         return len(self.status)
@@ -264,6 +268,8 @@ class CacheData:
         df = pd.DataFrame(self.columns)
         df["status"] = self.status
         df["median_ms"] = self.median_ms
+        for name, column in self.features.items():
+            df[name] = column
         return df
 
 
@@ -310,6 +316,8 @@ class LlmSurrogate:
                                      columns, 0 if names else len(candidates))
 
 
-def read_cache(path) -> CacheData:
-    """Reads a Kernel Tuner cache file or a T4 results file (.json or .json.gz, by content)."""
-    return CacheData(_native._read_cache(_path(path, "path")))
+def read_cache(path, features=None) -> CacheData:
+    """Reads a Kernel Tuner cache file or a T4 results file (.json or .json.gz, by content).
+    features: a static feature table, or a folder of them (the repository's data/features/),
+    joined to the configurations by their parameters (docs/features.md)."""
+    return CacheData(_native._read_cache(_path(path, "path"), "" if features is None else _path(features, "features")))

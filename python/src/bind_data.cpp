@@ -4,10 +4,12 @@
 #include <nanobind/stl/vector.h>
 
 #include <limits>
+#include <set>
 
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/data/static_feature_table.hpp"
 
 namespace gpuforecast::python {
 
@@ -49,6 +51,21 @@ nb::dict to_python(const SpaceData& s) {
   d["status"] = status;
   d["reason"] = reason;
   d["median_ms"] = nb::ndarray<nb::numpy, double>(median->data(), {n}, owner);
+  // What is known of each configuration before it runs (static features joined by
+  // attach_static_features): one column per name, NaN where a configuration has none.
+  std::set<std::string> names;
+  for (const auto& o : s.observations)
+    for (const auto& [name, value] : o.candidate.features) names.insert(name);
+  nb::dict features;
+  for (const auto& name : names) {
+    auto* column = new std::vector<double>(n, std::numeric_limits<double>::quiet_NaN());
+    nb::capsule column_owner(column, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    for (std::size_t i = 0; i < n; ++i)
+      if (auto it = s.observations[i].candidate.features.find(name); it != s.observations[i].candidate.features.end())
+        (*column)[i] = it->second;
+    features[name.c_str()] = nb::ndarray<nb::numpy, double>(column->data(), {n}, column_owner);
+  }
+  d["features"] = features;
   return d;
 }
 }  // namespace
@@ -56,15 +73,26 @@ nb::dict to_python(const SpaceData& s) {
 void bind_data(nb::module_& m) {
   m.def(
       "_read_cache",
-      [](const std::string& path) {
-        SpaceData data;
+      [](const std::string& path, const std::string& features) {
+        std::vector<SpaceData> data(1);
+        std::vector<StaticFeatureCoverage> coverage;
         {
           nb::gil_scoped_release release;
-          data = load_space(path);
+          data[0] = load_space(path);
+          if (!features.empty()) coverage = attach_static_features(data, read_static_feature_tables(features));
         }
-        return to_python(data);
+        nb::dict d = to_python(data[0]);
+        if (!coverage.empty()) {
+          nb::dict c;
+          c["with_features"] = coverage[0].with_features;
+          c["observations"] = coverage[0].observations;
+          c["architecture"] = coverage[0].architecture;
+          c["note"] = coverage[0].note;
+          d["static_features"] = c;
+        }
+        return d;
       },
-      nb::arg("path"));
+      nb::arg("path"), nb::arg("features") = "");
 }
 
 }  // namespace gpuforecast::python

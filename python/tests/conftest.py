@@ -67,3 +67,12 @@ def t1_space(t1_path: str):
     tune_params = {p["Name"]: json.loads(p["Values"]) if isinstance(p["Values"], str) else p["Values"]
                    for p in t1["ConfigurationSpace"]["TuningParameters"]}
     return tune_params, [c["Expression"] for c in t1["ConfigurationSpace"]["Conditions"]]
+
+
+@pytest.fixture(scope="session")
+def features_dir() -> pathlib.Path:
+    """The repository's stored static feature tables (scripts/features)."""
+    d = SOURCE_DIR / "data" / "features"
+    if not d.is_dir():
+        pytest.fail(f"{d} is missing: the stored static feature tables are part of the repository")
+    return d

@@ -76,3 +76,24 @@ def test_space_from_python_values_and_bad_constraint():
                                  {"a": 4, "mode": "y"}]
     with pytest.raises(gpuforecast.ExpressionError, match="nosuch"):
         gpuforecast.Space([("a", [1])], ["nosuch > 1"])
+
+
+def test_read_cache_joins_the_stored_static_features(hub, features_dir):
+    path = os.path.join(hub, "cachefiles", "pnpoly", "RTX_2080_Ti.json.gz")
+    plain = gpuforecast.read_cache(path)
+    assert plain.features == {} and plain.static_features is None
+    data = gpuforecast.read_cache(path, features=features_dir)
+    assert data.static_features["architecture"] == "sm_75"
+    assert data.static_features["with_features"] == data.static_features["observations"] == len(data) == 4092
+    for name in ("registers", "threads_per_block", "occupancy", "blocks_per_sm", "compile_failed"):
+        assert len(data.features[name]) == len(data)
+    assert (data.features["registers"] > 0).all()
+    assert (data.features["threads_per_block"] == data.columns["block_size_x"]).all()
+    assert "registers" in data.to_dataframe().columns
+    # An AMD GPU has none: every configuration kept, marked unknown, and the reason given.
+    amd = gpuforecast.read_cache(os.path.join(hub, "cachefiles", "convolution_milo", "MI250X.json.gz"),
+                                 features=features_dir)
+    assert amd.static_features["with_features"] == 0 and "HIP" in amd.static_features["note"]
+    assert (amd.features["static_features_known"] == 0).all() and len(amd) > 1000
+    with pytest.raises(gpuforecast.InputError, match="not_a_table"):
+        gpuforecast.read_cache(path, features=features_dir / "not_a_table.csv")

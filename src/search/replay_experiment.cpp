@@ -179,6 +179,15 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     const auto& first = e.data->observations.front().candidate;
     prototype.spec = first.spec;
   }
+  // Static features joined to the data (attach_static_features) reach the strategy's candidates
+  // too, so that a model sees in its proposals what it learnt from measurements.
+  const bool with_static_features =
+      !e.data->observations.empty() && e.data->observations.front().candidate.features.count("static_features_known") > 0;
+  const auto describe_by_stored_features = [&lookup](Candidate& c) {
+    const Observation* o = lookup.find(c.config);
+    if (o) c.features = o->candidate.features;
+    else c.features["static_features_known"] = 0.0;
+  };
   const std::size_t n = e.seeds;
   // Runs side by side: a bar per run would interleave, so a terminal sees a count instead.
   const unsigned threads = detail::parallel_threads(n, e.threads);
@@ -194,6 +203,7 @@ ReplayResult run_replay_experiment(const ReplayExperiment& e) {
     auto strategy = make_strategy(e.strategy, settings);
     ReplayBenchmarker bench(e.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, e.sampling, e.time_scale, e.sentinel_repeats});
     SearchContextOptions options;
+    if (with_static_features) options.describe = describe_by_stored_features;
     options.progress = bar;
     options.label = fmt::format("{} seed {}", e.strategy, seed);
     const std::string cache = e.cache_path ? e.cache_path(i) : std::string{};

@@ -50,6 +50,7 @@ void SearchContext::report_forecasts(const SearchForecasted& e) {
 Candidate SearchContext::candidate(const Config& config) const {
   Candidate c = m_prototype;
   c.config = config;
+  if (m_options.describe) m_options.describe(c);
   return c;
 }
 

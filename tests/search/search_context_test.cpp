@@ -114,3 +114,33 @@ TEST_CASE("surrogate-filtered search measures what its predictor ranks best", "[
   CHECK(ctx.best()->best_ms == Approx(1.0));  // the optimum, in the first round
   CHECK(ctx.trace().entries()[4].best_ms == Approx(1.0));
 }
+
+TEST_CASE("what is known of a configuration before it runs reaches proposals and measurements alike", "[search]") {
+  // SearchContextOptions::describe (static features, docs/features.md): every candidate the
+  // context makes, and every one it hands to the benchmarker, carries what it adds.
+  struct FeatureCheckingBenchmarker {
+    std::shared_ptr<std::size_t> described = std::make_shared<std::size_t>(0);
+    std::vector<Measurement> measure(std::span<const Candidate> candidates) {
+      std::vector<Measurement> out;
+      for (const auto& c : candidates) {
+        if (c.features.count("registers") && c.features.at("registers") == c.config.at("x").as_double())
+          ++*described;
+        Measurement m;
+        m.status = Status::ok;
+        m.median_ms = test::synthetic_time(c.config);
+        m.samples_ms = {m.median_ms};
+        out.push_back(m);
+      }
+      return out;
+    }
+  };
+  FeatureCheckingBenchmarker bench;
+  auto described = bench.described;
+  SearchContextOptions options;
+  options.describe = [](Candidate& c) { c.features["registers"] = c.config.at("x").as_double(); };
+  SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{2, 0}, options);
+  const auto a = ctx.space().make_config({8, 2, 1});
+  CHECK(ctx.candidate(a).features.at("registers") == 8);
+  (void)ctx.evaluate(std::vector<Config>{a, ctx.space().make_config({4, 2, 1})});
+  CHECK(*described == 2);
+}

@@ -16,6 +16,7 @@
 
 #include "command_registry.hpp"
 #include "numeric_options.hpp"
+#include "static_features_option.hpp"
 #include "commands/eval_pairs.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -37,6 +38,7 @@ struct EvalArgs {
   std::vector<std::string> train;
   std::vector<std::size_t> target_samples{0};
   std::vector<std::string> surrogates;
+  std::string features;
   bool json = false;
   // --selective
   bool selective = false;
@@ -60,6 +62,8 @@ void run(const EvalArgs& a) {
   using namespace gpuforecast;
   if (!a.events.empty() && !a.selective)
     throw invalid_argument_error("eval --events records the decisions of --selective: add --selective --model M");
+  if (!a.features.empty() && (a.selective || a.protocol == "pairs"))
+    throw invalid_argument_error("eval --features applies to --protocol interpolate, transfer-device and transfer-kernel");
   if (a.selective) {
     if (a.model.empty()) throw invalid_argument_error("eval --selective needs --model");
     if (a.data.empty()) throw invalid_argument_error("eval --selective needs --data (held-out measurements)");
@@ -97,6 +101,7 @@ void run(const EvalArgs& a) {
   // (surrogate, target, setting) -> runs over seeds, in first-seen order
   std::vector<std::string> keys;
   std::map<std::string, std::vector<EvaluationRun>> by_key;
+  std::vector<StaticFeatureCoverage> coverage;  // with --features
   auto add = [&](const std::string& key, EvaluationRun r) {
     if (!by_key.count(key)) keys.push_back(key);
     by_key[key].push_back(r);
@@ -104,7 +109,8 @@ void run(const EvalArgs& a) {
   };
   if (a.protocol == "interpolate") {
     if (a.data.empty()) throw invalid_argument_error("eval --protocol interpolate needs --data FILE...");
-    const Dataset data = Dataset::load(a.data);
+    Dataset data = Dataset::load(a.data);
+    coverage = cli::join_static_features(data.spaces(), a.features);
     for (const auto& space : data.spaces())
       for (const auto& s : surrogates) {
         const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(s, seed); };
@@ -115,8 +121,12 @@ void run(const EvalArgs& a) {
   } else if (a.protocol == "transfer-device" || a.protocol == "transfer-kernel") {
     if (a.target.empty() || a.train.empty())
       throw invalid_argument_error(fmt::format("eval --protocol {} needs --target FILE and --train FILE...", a.protocol));
-    const Dataset train = Dataset::load(a.train);
-    const SpaceData target = load_space(a.target);
+    Dataset train = Dataset::load(a.train);
+    std::vector<SpaceData> targets{load_space(a.target)};
+    coverage = cli::join_static_features(train.spaces(), a.features);
+    const auto target_coverage = cli::join_static_features(targets, a.features);
+    coverage.insert(coverage.end(), target_coverage.begin(), target_coverage.end());
+    const SpaceData& target = targets.front();
     std::vector<const SpaceData*> spaces;
     for (const auto& s : train.spaces()) {
       if (a.protocol == "transfer-device" && s.kernel != target.kernel)
@@ -140,6 +150,13 @@ void run(const EvalArgs& a) {
     nlohmann::json out = {{"protocol", a.protocol}, {"runs", nlohmann::json::array()}, {"mean", nlohmann::json::array()}};
     for (const auto& r : runs) out["runs"].push_back(to_json(r));
     for (const auto& k : keys) out["mean"].push_back(to_json(mean_run(by_key[k])));
+    if (!a.features.empty()) {
+      out["static_features"] = nlohmann::json::array();
+      for (const auto& c : coverage)
+        out["static_features"].push_back({{"path", c.path}, {"architecture", c.architecture},
+                                          {"observations", c.observations}, {"with_features", c.with_features},
+                                          {"note", c.note}});
+    }
     fmt::print("{}\n", out.dump(1));
     return;
   }
@@ -149,6 +166,7 @@ void run(const EvalArgs& a) {
   fmt::print("{:<44} {:>6} {:>6} {:>7} {:>5} {:>6} {:>5} {:>5} {:>6} {:>6} {:>7}\n", "surrogate target setting", "rho",
              "tau", "MAPE%", "top1", "util", "bin", "bin±1", "Brier", "CRPS", "fit s");
   for (const auto& k : keys) print_row(k, mean_run(by_key[k]));
+  if (!a.features.empty()) fmt::print("{}", describe(coverage));
 }
 
 gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
@@ -168,6 +186,7 @@ gpuforecast::cli::RegisterCommand reg{"eval", [](CLI::App& app) {
   c->add_option("--target-samples", args->target_samples, "transfer: target points added to training (several allowed)")
       ->capture_default_str();
   c->add_option("--surrogate", args->surrogates, "surrogates to compare (several allowed; default: all in this build)");
+  gpuforecast::cli::add_static_features_option(*c, args->features);
   c->add_flag("--json", args->json, "JSON instead of a table");
   c->add_flag("--selective", args->selective, "evaluate a calibrated selective model instead (needs --model, --data)");
   c->add_option("--model", args->model, "--selective: model file")->check(CLI::ExistingFile);

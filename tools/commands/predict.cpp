@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "static_features_option.hpp"
 #include "data/json_util.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -36,6 +37,7 @@ struct PredictArgs {
   std::string space;  // T1 file
   bool json = false;
   std::size_t top = 0;  // 0: every row, in file order
+  std::string features;
 };
 
 // One JSON object per line; the error names the file and line.
@@ -109,12 +111,25 @@ void predict_configs(const PredictArgs& a, const Model& model) {
   for (const auto& text : a.configs) add(Config::parse(text));
   if (!a.configs_file.empty())
     for (auto& c : read_config_lines(a.configs_file)) add(std::move(c));
+  if (!a.features.empty()) {
+    std::vector<SpaceData> given(1);
+    given[0].path = "the given configurations";
+    given[0].kernel = proto.kernel;
+    given[0].device = proto.device;
+    for (auto& c : candidates) given[0].observations.push_back(Observation{std::move(c), {}});
+    const auto coverage = cli::join_static_features(given, a.features);
+    candidates.clear();
+    for (auto& o : given[0].observations) candidates.push_back(std::move(o.candidate));
+    fmt::print(stderr, "{}", describe(coverage));
+  }
   const auto decisions = a.space.empty() ? forecast(model, candidates) : forecast(model, candidates, read_t1(a.space).space);
   print_decisions(candidates, decisions, a.json);
 }
 
 void predict_files(const PredictArgs& a, const Model& model) {
-  const Dataset data = Dataset::load(a.data);
+  Dataset data = Dataset::load(a.data);
+  const auto coverage = cli::join_static_features(data.spaces(), a.features);
+  if (!a.features.empty()) fmt::print(stderr, "{}", describe(coverage));
   const std::string kind = model.info().surrogate_kind;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& space : data.spaces()) {
@@ -191,6 +206,7 @@ gpuforecast::cli::RegisterCommand reg{"predict", [](CLI::App& app) {
   c->add_option("--data", args->data, "Kernel Tuner cache or T4 files whose configurations to forecast")
       ->check(CLI::ExistingFile);
   c->add_option("--config", args->configs, "a configuration NAME=VALUE,... to forecast (repeatable)");
+  gpuforecast::cli::add_static_features_option(*c, args->features);
   c->add_option("--configs", args->configs_file, "configurations to forecast, one JSON object per line")
       ->check(CLI::ExistingFile);
   c->add_option("--device", args->device, "--config/--configs: the GPU (a name from the device table)");

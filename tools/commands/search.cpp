@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "static_features_option.hpp"
 #include "device_health_watch.hpp"
 #include "interrupt.hpp"
 #include "run_monitor.hpp"
@@ -52,6 +53,7 @@ namespace {
 struct SearchArgs {
   std::string replay;
   std::string t1;
+  std::string features;
   std::string space = "auto";
   std::string sampling = "one_run";
   std::string kernel;
@@ -207,11 +209,19 @@ LlmCallCount llm_call_count() {
 #endif
 }
 
+// The replayed space, with --features joined to it.
+std::shared_ptr<const gpuforecast::SpaceData> load_replay_data(const SearchArgs& a) {
+  using namespace gpuforecast;
+  std::vector<SpaceData> spaces{load_replay_space(a.replay, a.t1, parse_replay_space(a.space))};
+  if (!a.features.empty()) fmt::print(stderr, "{}", describe(cli::join_static_features(spaces, a.features)));
+  return std::make_shared<const SpaceData>(std::move(spaces.front()));
+}
+
 // Several strategies (comma-separated) run on the same data and seeds, side by side.
 void run_replay(const SearchArgs& a) {
   using namespace gpuforecast;
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
-  auto data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
+  auto data = load_replay_data(a);
   const auto strategies = split_list(a.strategy);
   if (strategies.empty()) throw invalid_argument_error("--strategy: give at least one strategy");
 
@@ -400,6 +410,7 @@ void live_search(const SearchArgs& a) {
   SearchContextOptions context_options;
   context_options.progress = !a.no_progress && !a.json;
   context_options.label = fmt::format("{} on {}", strategies.front(), prototype.device->name);
+  context_options.describe = cli::static_feature_describer(a.features, prototype);
   std::optional<CacheFile> earlier;
   if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
     earlier = read_search_cache(a.cache, t1.space, prototype);
@@ -496,7 +507,7 @@ FarmSearch farm_search_of(const SearchArgs& a) {
   using namespace gpuforecast;
   FarmSearch f;
   if (!a.replay.empty()) {
-    f.data = std::make_shared<const SpaceData>(load_replay_space(a.replay, a.t1, parse_replay_space(a.space)));
+    f.data = load_replay_data(a);
     f.space = f.data->space;
     f.prototype.kernel = f.data->kernel;
     f.prototype.problem_size = f.data->problem_size;
@@ -606,7 +617,9 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   const Trace no_trace;  // the cache writer reads config and measurement only
   cli::RunMonitor monitor(a.monitor, fmt::format("{} on the farm", prototype.kernel), cli::calibration_of_model(a.model));
   const auto search_with = [&](auto benchmarker) {
-    SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, {});
+    SearchContextOptions context_options;
+    context_options.describe = cli::static_feature_describer(a.features, prototype);
+    SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, context_options);
     if (cache) {
       ctx.add_observer(LockedObserver<KernelTunerCacheWriter>{&*cache, &cache_mutex});
       farm.on_result([&](const Candidate& c, const Measurement& m) {
@@ -691,6 +704,7 @@ gpuforecast::cli::RegisterCommand reg{"search", [](CLI::App& app) {
   auto* replay = cmd->add_option("--replay", args->replay, "Kernel Tuner cache or T4 file to replay (simulation mode)");
   auto* kernel = cmd->add_option("--kernel", args->kernel, "T1 kernel spec to tune live on the GPU");
   replay->excludes(kernel);
+  gpuforecast::cli::add_static_features_option(*cmd, args->features);
   cmd->add_option("--t1", args->t1, "T1 file whose Conditions constrain the replayed space (found next to the data by default)");
   cmd->add_option("--space", args->space,
                   "replay: configurations a strategy may propose: t1 (the T1 file's Conditions), cached (those stored with "

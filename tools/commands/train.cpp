@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command_registry.hpp"
+#include "static_features_option.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
@@ -21,13 +22,15 @@ struct TrainArgs {
   std::string out;
   std::string surrogate = "default";
   std::uint64_t seed = 0;
+  std::string features;
 };
 
 void run(const TrainArgs& a) {
   using namespace gpuforecast;
   detail::ensure_passive_openmp_wait();
   auto model = make_surrogate(a.surrogate, a.seed);  // before loading: unknown names fail fast
-  const Dataset data = Dataset::load(a.data);
+  Dataset data = Dataset::load(a.data);
+  const auto coverage = cli::join_static_features(data.spaces(), a.features);
   const auto observations = data.observations(false);
   if (observations.empty()) throw invalid_argument_error("the --data files hold no measurements");
   const auto t0 = std::chrono::steady_clock::now();
@@ -41,6 +44,7 @@ void run(const TrainArgs& a) {
   fmt::print("trained {} surrogate{} on {} observations ({} ok, {} failed) in {:.1f} s\n", model.kind(),
              a.surrogate == "default" ? " (default)" : "", summary.observations, summary.ok, summary.failed, seconds);
   fmt::print("  kernels: {}\n  devices: {}\n", kernels, devices);
+  if (!a.features.empty()) fmt::print("{}", describe(coverage));
   fmt::print("wrote {} ({:.1f} MiB)\n", a.out, static_cast<double>(std::filesystem::file_size(a.out)) / (1 << 20));
 }
 
@@ -55,6 +59,7 @@ gpuforecast::cli::RegisterCommand reg{"train", [](CLI::App& app) {
                 "default (what measures best in this build), ensemble, transformer, xgboost, gp, ridge, knn, or a blend such as \"ensemble(xgboost=0.8,transformer=0.2)\"")
       ->capture_default_str();
   c->add_option("--seed", args->seed, "seed of every random choice in training")->capture_default_str();
+  gpuforecast::cli::add_static_features_option(*c, args->features);
   c->callback([args] { run(*args); });
 }};
 

@@ -41,6 +41,8 @@ class Dataset {
   void add(SpaceData space);
 
   [[nodiscard]] const std::vector<SpaceData>& spaces() const noexcept { return m_spaces; }
+  // For what joins more to the observations (static features); the spaces are never removed.
+  [[nodiscard]] std::vector<SpaceData>& spaces() noexcept { return m_spaces; }
   [[nodiscard]] std::size_t size() const noexcept;  // observations over all spaces
   // All observations of all spaces (copies), optionally only status ok.
   [[nodiscard]] std::vector<Observation> observations(bool ok_only = false) const;

@@ -9,6 +9,7 @@
 // measures) or an AsyncBenchmarker (search/async_benchmarker.hpp: a farm, a simulated farm).
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,6 +38,10 @@ struct SearchContextOptions {
   // each measurement land, and reach the observers, before the next one starts: what a cache
   // written as the search goes needs to lose no more than the measurement in flight.
   std::size_t max_batch = 0;
+  // Adds what is known of a configuration before it runs (its static features, docs/features.md)
+  // to every candidate the context makes, so that models see it in proposals and measurements
+  // alike. Called from the strategy's thread.
+  std::function<void(Candidate&)> describe;
 };
 
 class SearchContext {
