@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -127,25 +128,46 @@ TEST_CASE("static features: an interrupted run continues and compiles nothing tw
   CHECK(rerun.compiled == 0);
 }
 
-TEST_CASE("static features: a stored row is reproduced from a clean build", "[runtime][features]") {
-  // data/features/pnpoly_sm_86.csv.gz was made by scripts/features; compiling some of its
-  // configurations again gives the same row (same NVRTC: the table names its version).
-  const StaticFeatureTable stored =
-      read_static_feature_table((test::source_dir() / "data" / "features" / "pnpoly_sm_86.csv.gz").string());
-  REQUIRE(stored.compiler == "NVRTC " + NvrtcCompiler::nvrtc_version());
-  const T1File t1 = read_t1(test::t1_file("pnpoly").string());
-  std::vector<Config> sample;
-  for (std::size_t i = 0; i < stored.size(); i += std::max<std::size_t>(1, stored.size() / 5)) sample.push_back(stored.config_of(stored.rows()[i]));
-  StaticFeatureTable fresh = stored.empty_copy();
-  NvrtcCompiler compiler;
-  (void)extract_static_features(compiler, t1.kernel, sample, stored.architecture, fresh);
-  for (const auto& c : sample) {
-    INFO("pnpoly [" << c.to_string() << "]");
-    const auto* a = stored.find(c);
-    const auto* b = fresh.find(c);
-    REQUIRE(a);
-    REQUIRE(b);
-    CHECK(a->compiled == b->compiled);
-    CHECK(stored.features_of(*a) == fresh.features_of(*b));
+TEST_CASE("static features: stored rows are reproduced from a clean build", "[runtime][features]") {
+  // data/features/ was made by scripts/features; compiling some configurations of each table
+  // again, as the script does, gives the same rows (the same NVRTC: each table names its version).
+  struct Stored {
+    const char* table;
+    const char* t1;
+    const char* source;  // relative to the hub's kernels/, when not the T1's KernelFile
+  };
+  const std::vector<Stored> stored_tables = {
+      {"pnpoly_sm_86.csv.gz", "pnpoly", nullptr},
+      {"pnpoly_sm_75.csv.gz", "pnpoly", nullptr},
+      {"dedispersion_milo_sm_80.csv.gz", "dedispersion_milo", "dedisp_milo/dedispersion.cu"},
+  };
+  const auto kernels = test::data_dir() / "benchmark_hub" / "kernels";
+  for (const auto& s : stored_tables) {
+    INFO("data/features/" << s.table);
+    const StaticFeatureTable stored = read_static_feature_table((test::source_dir() / "data" / "features" / s.table).string());
+    REQUIRE(stored.compiler == "NVRTC " + NvrtcCompiler::nvrtc_version());
+    T1File t1 = read_t1(test::t1_file(s.t1).string());
+    CompilerOptions options;
+    if (s.source) {
+      std::ifstream in(kernels / s.source);
+      t1.kernel.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      REQUIRE_FALSE(t1.kernel.source.empty());
+      options.extra_options.push_back("-I" + (kernels / s.source).parent_path().string());
+    }
+    std::vector<Config> sample;
+    for (std::size_t i = 0; i < stored.size(); i += std::max<std::size_t>(1, stored.size() / 4))
+      sample.push_back(stored.config_of(stored.rows()[i]));
+    StaticFeatureTable fresh = stored.empty_copy();
+    NvrtcCompiler compiler(options);
+    (void)extract_static_features(compiler, t1.kernel, sample, stored.architecture, fresh);
+    for (const auto& c : sample) {
+      INFO(stored.kernel << " [" << c.to_string() << "]");
+      const auto* a = stored.find(c);
+      const auto* b = fresh.find(c);
+      REQUIRE(a);
+      REQUIRE(b);
+      CHECK(a->compiled == b->compiled);
+      CHECK(stored.features_of(*a) == fresh.features_of(*b));
+    }
   }
 }

@@ -42,3 +42,12 @@ run(mixed fail "compiles for sm_75, .*RTX_3090.json.gz for sm_86: one architectu
 # A replayed search reads them too.
 run(search ok "surrogate.*static features: 8 of 4092 configurations"
     search --replay "${rtx3090}" --features "${table}" --budget 20 --seeds 1 --no-progress)
+
+# train and predict read them as well, and say how many configurations had them.
+run(train ok "trained .*static features: 8 of 4092 configurations"
+    train --data "${rtx3090}" --surrogate ridge --out "${dir}/model.gfm" --features "${table}")
+run(predict ok "static features: 8 of 4092 configurations"
+    predict --model "${dir}/model.gfm" --data "${rtx3090}" --top 3 --features "${table}")
+run(predict_config ok "static features: 1 of 1 configurations"
+    predict --model "${dir}/model.gfm" --device "RTX 3090" --problem-size 20000000 --features "${table}"
+    --config "between_method=0,block_size_x=992,tile_size=10,use_method=0")
