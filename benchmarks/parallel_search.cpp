@@ -1,6 +1,6 @@
 // The price of parallel search: fraction of the optimum at equal measurements when 1, 4 or 8
 // workers measure at once, per strategy, on replayed data. No MPI: the workers are simulated
-// (search/simulated_farm.hpp), each replayed measurement holding one for its stored compile +
+// (runtime/simulated_farm.hpp), each replayed measurement holding one for its stored compile +
 // benchmark time on a virtual clock, so a strategy sees results land exactly as N real workers
 // measuring that fast would hand them back, and every number is deterministic per seed.
 // Also prints the virtual time of a run and its speed-up over one worker.

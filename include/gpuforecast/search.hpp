@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella: search strategies, budgets, traces, observers, resuming, and replayed experiments.
+// Umbrella: search strategies, budgets, traces, observers, resuming, replayed experiments, and
+// the back ends a search runs on besides the replay (a simulated farm, a resumed run).
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
@@ -9,6 +10,8 @@
 #include "gpuforecast/search/progress_bar.hpp"
 #include "gpuforecast/search/random_search.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/runtime/resumed_benchmarker.hpp"
+#include "gpuforecast/runtime/simulated_farm.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/search_report.hpp"

@@ -17,9 +17,10 @@
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
+#include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/simulated_farm.hpp"
+#include "gpuforecast/runtime/simulated_farm.hpp"
 #include "gpuforecast/search/trace_writer.hpp"
 #include "common/parallel_indices.hpp"
 

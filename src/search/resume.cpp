@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 
 namespace gpuforecast {
@@ -44,16 +45,6 @@ CacheFile read_search_cache(const std::string& path, const TuningSpace& space, c
       mismatch(fmt::format("tune_params[\"{}\"]", have[i].name), fmt::format("values {}", values_text(have[i].values)),
                values_text(want[i].values));
   return file;
-}
-
-StoredMeasurements::StoredMeasurements(const CacheFile& file) {
-  m_by_key.reserve(file.entries.size());
-  for (const auto& e : file.entries) m_by_key.insert_or_assign(e.config.key(), e.measurement);
-}
-
-const Measurement* StoredMeasurements::find(const Config& config) const {
-  auto it = m_by_key.find(config.key());
-  return it == m_by_key.end() ? nullptr : &it->second;
 }
 
 }  // namespace gpuforecast

@@ -1,3 +1,4 @@
+#include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/search/resume.hpp"
 
 #include <catch2/catch.hpp>

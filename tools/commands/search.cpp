@@ -23,6 +23,7 @@
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/trace_writer.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Rank 0 of a measurement farm as an AsyncBenchmarker (search/async_benchmarker.hpp): a
+// Rank 0 of a measurement farm as an AsyncBenchmarker (core/async_benchmarker.hpp): a
 // SearchContext built on it lets the strategy submit a candidate whenever a worker rank is free,
 // and hands results back as they stream in. It is a plain Benchmarker too (measure() hands a
 // batch out and gathers it). Strategies do not know that their measurements ran on other nodes.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/search/async_benchmarker.hpp"
+#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

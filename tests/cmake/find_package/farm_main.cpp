@@ -4,7 +4,7 @@
 #include <gpuforecast/farm/farm_coordinator.hpp>
 #include <gpuforecast/farm/farm_session.hpp>
 #include <gpuforecast/farm/farm_worker.hpp>
-#include <gpuforecast/search/async_benchmarker.hpp>
+#include <gpuforecast/core/async_benchmarker.hpp>
 
 #include <cstdio>
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/search/async_benchmarker.hpp"
+#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

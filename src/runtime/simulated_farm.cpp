@@ -1,4 +1,4 @@
-#include "gpuforecast/search/simulated_farm.hpp"
+#include "gpuforecast/runtime/simulated_farm.hpp"
 
 #include <fmt/core.h>
 
