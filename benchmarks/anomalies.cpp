@@ -39,7 +39,8 @@
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/runtime/statistics.hpp"
 #include "gpuforecast/search/anomaly_monitor.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 

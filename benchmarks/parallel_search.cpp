@@ -21,7 +21,8 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -112,15 +113,15 @@ int main(int argc, char** argv) try {
       for (const auto& strategy : a.strategies) {
         Row row{kernel, device, strategy, {}};
         for (std::size_t w : a.workers) {
-          ReplayExperiment e;
-          e.data = data;
+          Plan e;
+          e.backend.data = data;
           e.strategy = strategy;
           e.budget = a.budget;
           e.seeds = a.seeds;
           e.first_seed = a.first_seed;
           e.threads = a.threads;
-          e.workers = w;
-          const auto result = run_replay_experiment(e);
+          e.backend.workers = w;
+          const auto result = gpuforecast::run(e);
           Cell cell;
           cell.fraction = result.summary(budgets);
           for (const auto& r : result.runs) {

@@ -31,7 +31,8 @@
 #include "common/benchmark_arguments.hpp"
 #include "common/shared_data_dir.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -118,12 +119,12 @@ enum Mode { plain, prequential, offline, modes };
 constexpr const char* mode_names[] = {"plain", "prequential", "offline"};
 
 struct Outcome {
-  ReplayResult result[modes];
+  Result result[modes];
 };
 
-ReplayExperiment experiment(const Args& a, const Space& s, Mode mode) {
-  ReplayExperiment e;
-  e.data = s.data;
+Plan experiment(const Args& a, const Space& s, Mode mode) {
+  Plan e;
+  e.backend.data = s.data;
   e.strategy = "surrogate";
   e.budget = a.budget;
   e.seeds = a.seeds;
@@ -159,7 +160,7 @@ int main(int argc, char** argv) try {
       const auto& s = spaces[i / modes];
       const auto mode = static_cast<Mode>(i % modes);
       try {
-        outcomes[i / modes].result[mode] = run_replay_experiment(experiment(a, s, mode));
+        outcomes[i / modes].result[mode] = gpuforecast::run(experiment(a, s, mode));
         fmt::print(stderr, "  {}/{} {} done\n", s.kernel, s.device, mode_names[mode]);
       } catch (const std::exception& ex) {
         std::lock_guard lock(mutex);

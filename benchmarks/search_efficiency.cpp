@@ -27,7 +27,8 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/report/svg_plot.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "gpuforecast/surrogate/xgboost.hpp"
@@ -195,15 +196,15 @@ std::map<const Space*, AnySurrogate> pretrain(const Args& args, const std::vecto
 }
 
 // One replay run of a strategy by its benchmark name on one space and seed.
-ReplayExperiment experiment_for(const Args& args, const Space& space, const std::string& strategy, std::uint64_t seed,
+Plan experiment_for(const Args& args, const Space& space, const std::string& strategy, std::uint64_t seed,
                                 const std::map<const Space*, AnySurrogate>& pretrained) {
-  ReplayExperiment e;
-  e.data = space.data;
+  Plan e;
+  e.backend.data = space.data;
   e.budget = args.budget;
   e.seeds = 1;
   e.first_seed = seed;
   if (!args.traces.empty())
-    e.trace_path = [&args, &space, strategy, seed](std::size_t) {
+    e.outputs.trace_path = [&args, &space, strategy, seed](std::size_t) {
       return (args.traces / fmt::format("{}_{}_{}_seed{}.json", space.kernel, space.device, strategy, seed)).string();
     };
   if (strategy == "surrogate+pretrained") {
@@ -247,7 +248,7 @@ Cells run_all(const Args& args, const std::vector<const Space*>& targets,
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
       const Job& j = jobs[i];
       try {
-        auto r = run_replay_experiment(experiment_for(args, *j.space, j.strategy, j.seed, pretrained));
+        auto r = gpuforecast::run(experiment_for(args, *j.space, j.strategy, j.seed, pretrained));
         std::lock_guard lock(mutex);
         auto& cell = cells[{j.space, j.strategy}];
         cell.curves[j.seed - args.first_seed] = r.runs.front().curve;

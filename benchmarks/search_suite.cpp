@@ -44,7 +44,8 @@
 #include "data/file_io.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -315,18 +316,18 @@ void store_run(const fs::path& path, const json& settings, std::uint64_t seed, c
 }
 
 OurRun run_one(const StrategySpec& s, ReplaySampling sampling, const Space& space, std::uint64_t seed) {
-  ReplayExperiment e;
-  e.data = space.data;
+  Plan e;
+  e.backend.data = space.data;
   e.strategy = s.name;
   e.settings.surrogate = s.surrogate;
   e.settings.options = s.options;
   e.budget = max_budget;
   e.seeds = 1;
   e.first_seed = seed;
-  e.sampling = sampling;
+  e.backend.sampling = sampling;
   e.threads = 1;
-  const ReplayResult result = run_replay_experiment(e);
-  const ReplayRun& r = result.runs.front();
+  const Result result = gpuforecast::run(e);
+  const SeedRun& r = result.runs.front();
   OurRun run;
   run.improvements = improvements_of(r.trace, *space.means, &run.distinct);
   run.wall_s = r.strategy_seconds;

@@ -9,6 +9,7 @@
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/screen.hpp"
+#include "gpuforecast/run.hpp"
 #include "gpuforecast/search.hpp"
 #include "gpuforecast/space.hpp"
 #include "gpuforecast/surrogate.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Umbrella: search strategies, budgets, traces, observers, resuming, replayed experiments, and
+// Umbrella: search strategies, budgets, traces, observers, resuming, and
 // the back ends a search runs on besides the replay (a simulated farm, a resumed run).
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
@@ -9,7 +9,6 @@
 #include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/search/progress_bar.hpp"
 #include "gpuforecast/search/random_search.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
 #include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/runtime/simulated_farm.hpp"
 #include "gpuforecast/search/resume.hpp"

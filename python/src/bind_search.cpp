@@ -13,7 +13,8 @@
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/event_log.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 
@@ -160,19 +161,19 @@ void bind_search(nb::module_& m) {
          const std::map<std::string, std::string>& options) {
         // What `gpuforecast search --replay PATH --space SPACE --sampling SAMPLING --strategy
         // STRATEGY --seeds 1 --first-seed SEED` runs: the reference the Kernel Tuner path is held to.
-        ReplayExperiment e;
+        Plan e;
         e.strategy = strategy;
         e.settings.surrogate = surrogate;
         e.settings.options = options;
         e.budget = budget;
         e.seeds = 1;
         e.first_seed = seed;
-        e.sampling = parse_replay_sampling(sampling);
-        ReplayResult result;
+        e.backend.sampling = parse_replay_sampling(sampling);
+        Result result;
         {
           nb::gil_scoped_release release;
-          e.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
-          result = run_replay_experiment(e);
+          e.backend.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
+          result = gpuforecast::run(e);
         }
         nb::list out;
         for (const auto& entry : result.runs.front().trace.entries()) {

@@ -14,7 +14,8 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/llm/llm_selective.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "fake_server.hpp"
 #include "support/data.hpp"
 
@@ -78,14 +79,14 @@ TEST_CASE("a replayed surrogate search with --surrogate llm asks the LLM and rep
   const std::string file = test::cache_file("convolution_milo", "A100").string();
 
   SECTION("library") {
-    ReplayExperiment e;
-    e.data = std::make_shared<const SpaceData>(load_replay_space(file));
+    Plan e;
+    e.backend.data = std::make_shared<const SpaceData>(load_replay_space(file));
     e.strategy = "surrogate";
     e.settings.surrogate = "llm";
     e.budget = 20;
     e.seeds = 1;
     const auto before = llm_process_counts();
-    const auto result = run_replay_experiment(e);
+    const auto result = gpuforecast::run(e);
     const auto after = llm_process_counts();
     REQUIRE(result.runs.size() == 1);
     CHECK(result.runs.front().trace.size() == 20);

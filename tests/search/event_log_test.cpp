@@ -16,7 +16,8 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 #include "support/data.hpp"

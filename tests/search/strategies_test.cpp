@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
 #include "support/data.hpp"
@@ -29,14 +30,14 @@ TEST_CASE("every registered strategy searches replayed data within its budget", 
     for (const auto& [name, options] : variants) for (std::size_t workers : {1, 4}) {
       INFO("strategy " << name << (options.empty() ? "" : " (variant)") << " on " << kernel << ", " << workers
                        << " workers");
-      ReplayExperiment e;
-      e.data = data;
+      Plan e;
+      e.backend.data = data;
       e.strategy = name;
       e.settings.options = options;
-      e.workers = workers;
+      e.backend.workers = workers;
       e.budget = 40;
       e.seeds = 2;
-      auto result = run_replay_experiment(e);
+      auto result = gpuforecast::run(e);
       REQUIRE(result.runs.size() == 2);
       for (const auto& run : result.runs) {
         const auto& entries = run.trace.entries();
@@ -54,7 +55,7 @@ TEST_CASE("every registered strategy searches replayed data within its budget", 
       }
       // Same seed, same search.
       e.seeds = 1;
-      auto again = run_replay_experiment(e);
+      auto again = gpuforecast::run(e);
       REQUIRE(again.runs[0].trace.size() == result.runs[0].trace.size());
       for (std::size_t i = 0; i < again.runs[0].trace.size(); ++i)
         CHECK(again.runs[0].trace.entries()[i].config == result.runs[0].trace.entries()[i].config);
@@ -66,16 +67,16 @@ TEST_CASE("seeds searched side by side give the same searches as one after anoth
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A4000").string()));
   for (const char* name : {"random", "genetic", "surrogate"}) {
     INFO("strategy " << name);
-    ReplayExperiment e;
-    e.data = data;
+    Plan e;
+    e.backend.data = data;
     e.strategy = name;
     e.budget = 30;
     e.seeds = 3;
     e.first_seed = 5;
     e.threads = 1;
-    const auto serial = run_replay_experiment(e);
+    const auto serial = gpuforecast::run(e);
     e.threads = 3;
-    const auto parallel = run_replay_experiment(e);
+    const auto parallel = gpuforecast::run(e);
     REQUIRE(parallel.runs.size() == 3);
     for (std::size_t r = 0; r < 3; ++r) {
       INFO("run " << r);
@@ -91,24 +92,24 @@ TEST_CASE("seeds searched side by side give the same searches as one after anoth
     }
   }
   // A run that fails fails the experiment, whichever thread it ran on.
-  ReplayExperiment bad;
-  bad.data = data;
+  Plan bad;
+  bad.backend.data = data;
   bad.strategy = "genetic";
   bad.settings.options = {{"populaton_size", "3"}};  // misspelt: refused naming the known option
   bad.seeds = 4;
   bad.threads = 2;
-  CHECK_THROWS_WITH(run_replay_experiment(bad), Catch::Contains("population_size"));
+  CHECK_THROWS_WITH(gpuforecast::run(bad), Catch::Contains("population_size"));
 }
 
 TEST_CASE("a seconds budget limits replayed searches by simulated time", "[search][data]") {
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("dedispersion_milo", "A100").string()));
-  ReplayExperiment e;
-  e.data = data;
+  Plan e;
+  e.backend.data = data;
   e.strategy = "genetic";
   e.budget = 0;
   e.budget_seconds = 60;
   e.seeds = 1;
-  auto result = run_replay_experiment(e);
+  auto result = gpuforecast::run(e);
   const auto& trace = result.runs[0].trace;
   REQUIRE_FALSE(trace.empty());
   CHECK(trace.total_cost_s() >= 60);
@@ -131,14 +132,14 @@ TEST_CASE("the genetic algorithm's two variants search differently from the same
   // second generation on, in selection, mutation and elitism.
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
   auto trace_of = [&](const char* variant) {
-    ReplayExperiment e;
-    e.data = data;
+    Plan e;
+    e.backend.data = data;
     e.strategy = "genetic";
     e.settings.options = {{"variant", variant}};
     e.budget = 60;
     e.seeds = 1;
     e.first_seed = 7;
-    auto result = run_replay_experiment(e);
+    auto result = gpuforecast::run(e);
     std::vector<std::string> keys;
     for (const auto& entry : result.runs.front().trace.entries()) keys.push_back(entry.config.key());
     return keys;
@@ -154,14 +155,14 @@ TEST_CASE("on several simulated workers every strategy keeps them busy and stays
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("dedispersion_milo", "A6000").string()));
   for (const char* name : {"random", "genetic", "surrogate"}) {
     INFO("strategy " << name);
-    ReplayExperiment e;
-    e.data = data;
+    Plan e;
+    e.backend.data = data;
     e.strategy = name;
     e.budget = 60;
     e.seeds = 2;
-    e.workers = 8;
-    const auto a = run_replay_experiment(e);
-    const auto b = run_replay_experiment(e);
+    e.backend.workers = 8;
+    const auto a = gpuforecast::run(e);
+    const auto b = gpuforecast::run(e);
     for (std::size_t r = 0; r < 2; ++r) {
       REQUIRE(a.runs[r].trace.size() == 60);
       CHECK(a.runs[r].curve == b.runs[r].curve);

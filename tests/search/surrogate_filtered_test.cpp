@@ -11,7 +11,8 @@
 #include <limits>
 #include <random>
 
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
@@ -185,14 +186,14 @@ TEST_CASE("every round measures a neighbour of the incumbent, however the model 
 
 TEST_CASE("the initial design from scratch is spread out", "[search][data]") {
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A4000").string()));
-  ReplayExperiment e;
-  e.data = data;
+  Plan e;
+  e.backend.data = data;
   e.budget = 10;
   e.seeds = 5;
   e.strategy = "random";
-  const auto random = run_replay_experiment(e);
+  const auto random = gpuforecast::run(e);
   e.strategy = "surrogate";
-  const auto spread = run_replay_experiment(e);
+  const auto spread = gpuforecast::run(e);
   double random_sum = 0, spread_sum = 0;
   for (std::size_t s = 0; s < 5; ++s) {
     random_sum += static_cast<double>(min_pairwise(first_configs(random.runs[s].trace, 10)));
@@ -201,7 +202,7 @@ TEST_CASE("the initial design from scratch is spread out", "[search][data]") {
   CHECK(spread_sum > random_sum);
   // Same seed, same design.
   e.seeds = 1;
-  const auto again = run_replay_experiment(e);
+  const auto again = gpuforecast::run(e);
   CHECK(first_configs(again.runs[0].trace, 10) == first_configs(spread.runs[0].trace, 10));
 }
 
@@ -215,13 +216,13 @@ TEST_CASE("with a pre-trained model the search starts from its best forecasts, f
   AnySurrogate base = make_surrogate("ridge", 1);
   base.fit(train);
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
-  ReplayExperiment e;
-  e.data = data;
+  Plan e;
+  e.backend.data = data;
   e.strategy = "surrogate";
   e.budget = 20;
   e.seeds = 2;
   e.settings.model_factory = [&base] { return make_selective_model({.pretrained = base, .online_surrogate = "knn", .seed = 1}); };
-  const auto result = run_replay_experiment(e);
+  const auto result = gpuforecast::run(e);
   for (const auto& run : result.runs) {
     const auto design = first_configs(run.trace, 15);
     REQUIRE(design.size() == 15);
@@ -319,13 +320,13 @@ TEST_CASE("screening drops the certified proposals before the round is chosen an
   CHECK(again.skipped == r.skipped);
 
   // Prequential, on the search's own forecasts: the replay's judge sees every screened round.
-  ReplayExperiment e;
-  e.data = data;
+  Plan e;
+  e.backend.data = data;
   e.strategy = "surrogate";
   e.budget = 40;
   e.seeds = 2;
   e.settings.options = {{"screen", "true"}};
-  const auto result = run_replay_experiment(e);
+  const auto result = gpuforecast::run(e);
   for (const auto& run_result : result.runs) {
     CHECK(run_result.screened_rounds > 0);
     CHECK(run_result.screening.considered > 0);

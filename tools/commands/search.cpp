@@ -22,7 +22,8 @@
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
@@ -175,7 +176,7 @@ std::string trace_path_for(const std::string& base, std::size_t run, std::size_t
 
 using gpuforecast::detail::split_list;
 
-std::size_t measurements_of(const gpuforecast::ReplayResult& r) {
+std::size_t measurements_of(const gpuforecast::Result& r) {
   std::size_t n = 0;
   for (const auto& run : r.runs) n += run.trace.size();
   return n;
@@ -228,7 +229,7 @@ void run_replay(const SearchArgs& a) {
 
   struct Outcome {
     std::string name;
-    ReplayResult result;
+    Result result;
     std::optional<LlmCallCount> llm;  // --surrogate llm: the LLM's calls over all runs
   };
   std::vector<Outcome> outcomes;
@@ -236,12 +237,12 @@ void run_replay(const SearchArgs& a) {
                           fmt::format("{} on {}", data->kernel, data->device ? data->device->name : a.replay),
                           cli::calibration_of_model(a.model));
   for (const auto& name : strategies) {
-    ReplayExperiment e;
+    Plan e;
     e.observe = [&monitor](SearchContext& ctx, std::size_t, const std::string& label) {
       ctx.add_observer(cli::StopOnInterrupt{});
       monitor.watch(ctx, label);
     };
-    e.data = data;
+    e.backend.data = data;
     e.strategy = name;
     if (name == "surrogate") e.settings.model_path = a.model;
     e.settings.surrogate = a.surrogate;
@@ -264,17 +265,17 @@ void run_replay(const SearchArgs& a) {
         return trace_path_for(base, i, a.seeds);
       };
     };
-    if (!a.trace.empty()) e.trace_path = run_file(a.trace);
-    if (!a.events.empty()) e.events_path = run_file(a.events);
-    if (!a.cache.empty()) e.cache_path = run_file(a.cache);
-    e.resume = a.resume;
-    e.sampling = parse_replay_sampling(a.sampling);
-    e.time_scale = a.time_scale;
-    e.sentinel_repeats = a.sentinel_repeats;
-    e.workers = a.workers;
+    if (!a.trace.empty()) e.outputs.trace_path = run_file(a.trace);
+    if (!a.events.empty()) e.outputs.events_path = run_file(a.events);
+    if (!a.cache.empty()) e.outputs.cache_path = run_file(a.cache);
+    e.outputs.resume = a.resume;
+    e.backend.sampling = parse_replay_sampling(a.sampling);
+    e.backend.time_scale = a.time_scale;
+    e.backend.sentinel_repeats = a.sentinel_repeats;
+    e.backend.workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
     const LlmCallCount before = llm_call_count();
-    outcomes.push_back({name, run_replay_experiment(e)});
+    outcomes.push_back({name, gpuforecast::run(e)});
     if (asks_llm) outcomes.back().llm = llm_call_count() - before;
   }
   monitor.finish();

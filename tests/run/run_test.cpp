@@ -7,7 +7,8 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/warning.hpp"
-#include "gpuforecast/search/replay_experiment.hpp"
+#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "data/temp_dir.hpp"
 #include "support/data.hpp"
@@ -71,12 +72,12 @@ TEST_CASE("a cache from the wild without a T1 file is replayed over its cached s
   // charged for configurations the data never had. Over the cartesian product some are.
   for (const char* strategy : {"random", "genetic", "surrogate"}) {
     INFO(strategy);
-    ReplayExperiment e;
-    e.data = data;
+    Plan e;
+    e.backend.data = data;
     e.strategy = strategy;
     e.budget = 60;
     e.seeds = 2;
-    const auto result = run_replay_experiment(e);
+    const auto result = gpuforecast::run(e);
     REQUIRE(result.runs.size() == 2);
     for (const auto& run : result.runs) {
       CHECK(run.trace.size() == 60);
@@ -84,13 +85,13 @@ TEST_CASE("a cache from the wild without a T1 file is replayed over its cached s
       CHECK(run.curve.back() > 0.3);
     }
   }
-  ReplayExperiment e;
-  e.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, ReplaySpace::cartesian));
+  Plan e;
+  e.backend.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, ReplaySpace::cartesian));
   e.strategy = "random";
   e.budget = 60;
   e.seeds = 2;
   std::size_t failed = 0;
-  for (const auto& run : run_replay_experiment(e).runs)
+  for (const auto& run : gpuforecast::run(e).runs)
     for (const auto& entry : run.trace.entries()) failed += entry.measurement.ok() ? 0 : 1;
   CHECK(failed > 0);
   CHECK(warnings.size() == 4);  // one per reading of the file

@@ -1,0 +1,75 @@
+#pragma once
+// What a search is to run: the back end that measures, the strategy with its settings (the
+// model specification among them), the budget and seeds, and where its records go. run()
+// (run/run.hpp) carries it out; the command line, Python and the benchmarks all build a Plan
+// (docs/search.md).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+class SearchContext;
+
+// Recorded measurements replayed as a benchmarker (simulation mode): the data gives the space
+// and the prototype candidate (kernel, device, problem size) of every run.
+struct ReplayBackend {
+  std::shared_ptr<const SpaceData> data;
+  // What each replayed measurement reads from the stored runs: one of them drawn with the seed
+  // (measurement noise as recorded), or the stored mean as Kernel Tuner's simulation mode serves
+  // it (ReplaySampling).
+  ReplaySampling sampling = ReplaySampling::one_run;
+  // Each replayed measurement holds for its stored compile + benchmark time times this factor
+  // (ReplayOptions::time_scale; 0: no wait).
+  double time_scale = 0;
+  // > 0: each replayed measurement carries this many repeats of a sentinel
+  // (ReplayOptions::sentinel_repeats), which the anomaly monitor tests the device by.
+  std::size_t sentinel_repeats = 0;
+  // Virtual workers measuring at once (SimulatedFarm: each replayed measurement holds a worker
+  // for its stored compile + benchmark time on a virtual clock). 1: the plain sequential search.
+  std::size_t workers = 1;
+};
+
+// Where each run's records go, by run index (0 .. seeds-1); an empty function writes nothing.
+struct RunOutputs {
+  // Run i's trace in T4 format, written when it ends.
+  std::function<std::string(std::size_t run)> trace_path;
+  // Run i's event log (event_log.hpp, JSON Lines), written as it goes.
+  std::function<std::string(std::size_t run)> events_path;
+  // Run i's Kernel Tuner cache, written as it goes (each measurement flushed as it lands; the
+  // replay then measures one candidate at a time).
+  std::function<std::string(std::size_t run)> cache_path;
+  // With cache_path: a run whose cache exists continues it (resume.hpp): the configurations in
+  // it are served from it, and the run ends as an uninterrupted one would have. A missing
+  // cache starts the run afresh.
+  bool resume = false;
+};
+
+struct Plan {
+  ReplayBackend backend;
+  std::string strategy = "random";
+  StrategySettings settings;  // its seed is replaced by each run's seed
+  std::size_t budget = 200;   // measurements per run
+  double budget_seconds = 0;  // simulated seconds per run (0: no limit)
+  std::size_t seeds = 10;
+  std::uint64_t first_seed = 1;
+  // Runs side by side (0: one per hardware thread). Every run has its own strategy, model,
+  // benchmarker and context, seeded by its seed, so the result is the same for any count.
+  unsigned threads = 1;
+  bool progress = false;  // progress on stderr (only on a terminal): a bar per run, or a
+                          // count of finished runs when several run at once
+  RunOutputs outputs;
+  // When set, called with each run's context before the run starts, and its index and label
+  // ("random seed 3"): the caller adds observers of its own (a dashboard, metrics). Runs may be
+  // searched side by side, so what it adds must be safe to call from several threads.
+  std::function<void(SearchContext& ctx, std::size_t run, const std::string& label)> observe;
+};
+
+}  // namespace gpuforecast

@@ -1,0 +1,178 @@
+#include "gpuforecast/run/run.hpp"
+
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/cache_writer.hpp"
+#include "gpuforecast/search/event_log.hpp"
+#include "gpuforecast/runtime/resumed_benchmarker.hpp"
+#include "gpuforecast/search/resume.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "gpuforecast/runtime/simulated_farm.hpp"
+#include "gpuforecast/search/trace_writer.hpp"
+#include "common/parallel_indices.hpp"
+
+namespace gpuforecast {
+
+std::vector<BudgetSummary> Result::summary(std::span<const std::size_t> budgets) const {
+  std::vector<std::vector<double>> curves;
+  for (const auto& r : runs) curves.push_back(r.curve);
+  return summarise_curves(curves, budgets);
+}
+
+ScreeningSummary Result::screening_summary(double alpha) const {
+  ScreeningSummary s;
+  std::size_t rounds = 0, certified = 0;
+  for (const auto& r : runs) {
+    if (r.screened_rounds == 0) continue;
+    ++s.runs;
+    s.considered += static_cast<double>(r.screening.considered);
+    s.skipped += static_cast<double>(r.screening.skipped);
+    s.measured += static_cast<double>(r.trace.size());
+    s.miss_rate += r.screening.miss_rate();
+    s.miss_rate_certified += r.screening_certified.miss_rate();
+    if (r.screening_certified.miss_rate() > alpha) ++s.runs_over_alpha;
+    rounds += r.screened_rounds;
+    certified += r.certified_rounds;
+  }
+  if (s.runs == 0) return s;
+  const auto n = static_cast<double>(s.runs);
+  s.considered_per_measurement = s.measured > 0 ? s.considered / s.measured : 0;
+  s.considered /= n, s.skipped /= n, s.measured /= n, s.miss_rate /= n, s.miss_rate_certified /= n;
+  s.certified_rounds = static_cast<double>(certified) / static_cast<double>(rounds);
+  return s;
+}
+
+namespace {
+
+// Judges every screened proposal by its stored time: the realised miss rate of a replayed run.
+struct ScreeningJudge {
+  const ReplayBenchmarker* truth;
+  SeedRun* run;
+  void on_screened(const SearchScreened& e) {
+    ++run->screened_rounds;
+    if (e.rule.certified) ++run->certified_rounds;
+    for (std::size_t i = 0; i < e.proposed.size(); ++i) {
+      const Observation* o = truth->find(e.proposed[i]);
+      const double y = o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
+      tally_screening(run->screening, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
+      if (e.rule.certified)
+        tally_screening(run->screening_certified, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
+    }
+  }
+};
+
+}  // namespace
+
+Result run(const Plan& plan) {
+  if (!plan.backend.data) throw invalid_argument_error("run: a plan without data to replay");
+  if (plan.backend.workers == 0) throw invalid_argument_error("run: a plan needs at least 1 worker");
+  const ReplayBackend& backend = plan.backend;
+  const SpaceData& data = *backend.data;
+  Result result;
+  result.optimum_ms = data.best_ms();
+  // Stored medians value what a run found, so noise in the replayed runs does not flatter it.
+  ReplayBenchmarker lookup(backend.data);
+  auto reference = [&](const Config& c) {
+    const Observation* o = lookup.find(c);
+    return o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
+  };
+  Candidate prototype;
+  prototype.kernel = data.kernel;
+  prototype.problem_size = data.problem_size;
+  prototype.device = data.device;
+  if (!data.observations.empty()) {
+    const auto& first = data.observations.front().candidate;
+    prototype.spec = first.spec;
+  }
+  // Static features joined to the data (attach_static_features) reach the strategy's candidates
+  // too, so that a model sees in its proposals what it learnt from measurements.
+  const bool with_static_features =
+      !data.observations.empty() && data.observations.front().candidate.features.count("static_features_known") > 0;
+  const auto describe_by_stored_features = [&lookup](Candidate& c) {
+    const Observation* o = lookup.find(c.config);
+    if (o) c.features = o->candidate.features;
+    else c.features["static_features_known"] = 0.0;
+  };
+  const std::size_t n = plan.seeds;
+  // Runs side by side: a bar per run would interleave, so a terminal sees a count instead.
+  const unsigned threads = detail::parallel_threads(n, plan.threads);
+  const bool bar = threads == 1 && plan.progress;
+  const bool count = threads > 1 && plan.progress && isatty(fileno(stderr)) != 0;
+  std::vector<SeedRun> runs(n);
+  std::size_t finished = 0;
+  std::mutex print;
+  const auto search = [&](std::size_t i) {
+    const std::uint64_t seed = plan.first_seed + i;
+    StrategySettings settings = plan.settings;
+    settings.seed = seed;
+    auto strategy = make_strategy(plan.strategy, settings);
+    ReplayBenchmarker bench(backend.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, backend.sampling, backend.time_scale, backend.sentinel_repeats});
+    SearchContextOptions options;
+    if (with_static_features) options.describe = describe_by_stored_features;
+    options.progress = bar;
+    options.label = fmt::format("{} seed {}", plan.strategy, seed);
+    const std::string cache = plan.outputs.cache_path ? plan.outputs.cache_path(i) : std::string{};
+    if (!cache.empty()) options.max_batch = 1;  // each measurement in the file before the next starts
+    std::optional<CacheFile> earlier;
+    if (!cache.empty() && plan.outputs.resume && std::filesystem::exists(cache))
+      earlier = read_search_cache(cache, data.space, prototype);
+    SeedRun& run = runs[i];
+    const auto search_with = [&](auto benchmarker) {
+      SearchContext ctx(data.space, prototype, std::move(benchmarker), Budget{plan.budget, plan.budget_seconds}, options);
+      if (!cache.empty())
+        ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
+      if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(i)));
+      if (plan.outputs.events_path) ctx.add_observer(EventLog(plan.outputs.events_path(i), {fmt::format("{} seed {}", plan.strategy, seed)}));
+      if (plan.observe) plan.observe(ctx, i, options.label);
+      ctx.add_observer(ScreeningJudge{&lookup, &run});
+      const auto start = std::chrono::steady_clock::now();
+      strategy.run(ctx);
+      ctx.finish();
+      run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run.trace = ctx.trace();
+    };
+    const auto on_workers = [&](auto benchmarker) {
+      if (backend.workers <= 1) return search_with(std::move(benchmarker));
+      SimulatedFarm farm(backend.workers, std::move(benchmarker));
+      search_with(farm);
+      run.virtual_seconds = farm.clock_s();
+      run.utilisation = farm.clock_s() > 0 ? farm.busy_s() / (static_cast<double>(backend.workers) * farm.clock_s()) : 0.0;
+    };
+    if (earlier)
+      on_workers(ResumedBenchmarker<ReplayBenchmarker>(bench, *earlier));
+    else
+      on_workers(bench);
+    run.seed = seed;
+    run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(plan.budget, 1), reference);
+    if (count) {
+      std::lock_guard lock(print);
+      fmt::print(stderr, "\r{}: {}/{} runs", plan.strategy, ++finished, n);
+    }
+  };
+  const auto end_count = [&] {
+    if (count && finished > 0) fmt::print(stderr, "\n");
+  };
+  try {
+    detail::parallel_for_each_index(n, threads, search);
+  } catch (...) {
+    end_count();  // the error starts on a line of its own
+    throw;
+  }
+  end_count();
+  result.runs = std::move(runs);
+  return result;
+}
+
+}  // namespace gpuforecast
