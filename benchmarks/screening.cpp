@@ -213,7 +213,7 @@ int main(int argc, char** argv) try {
                    "", "", "", "", quality_text(plain_q));
       for (const Mode mode : {prequential, offline}) {
         const auto& r = outcomes[i].result[mode];
-        const auto sc = r.screening_summary(a.alpha);
+        const auto sc = r.screening_summary();
         const auto q = r.summary(shown);
         bool q50_ok = true;
         if (at_50 < static_cast<std::ptrdiff_t>(shown.size())) {

@@ -31,7 +31,7 @@ std::vector<BudgetSummary> Result::summary(std::span<const std::size_t> budgets)
   return summarise_curves(curves, budgets);
 }
 
-ScreeningSummary Result::screening_summary(double alpha) const {
+ScreeningSummary Result::screening_summary() const {
   ScreeningSummary s;
   std::size_t rounds = 0, certified = 0;
   for (const auto& r : runs) {
@@ -42,7 +42,8 @@ ScreeningSummary Result::screening_summary(double alpha) const {
     s.measured += static_cast<double>(r.trace.size());
     s.miss_rate += r.screening.miss_rate();
     s.miss_rate_certified += r.screening_certified.miss_rate();
-    if (r.screening_certified.miss_rate() > alpha) ++s.runs_over_alpha;
+    if (r.screening_certified.miss_rate() > r.screening_alpha) ++s.runs_over_alpha;
+    s.alpha = r.screening_alpha;
     rounds += r.screened_rounds;
     certified += r.certified_rounds;
   }
@@ -62,6 +63,7 @@ struct ScreeningJudge {
   SeedRun* run;
   void on_screened(const SearchScreened& e) {
     ++run->screened_rounds;
+    run->screening_alpha = e.rule.options.alpha;
     if (e.rule.certified) ++run->certified_rounds;
     for (std::size_t i = 0; i < e.proposed.size(); ++i) {
       const Observation* o = truth->find(e.proposed[i]);

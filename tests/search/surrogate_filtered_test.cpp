@@ -332,7 +332,7 @@ TEST_CASE("screening drops the certified proposals before the round is chosen an
     CHECK(run_result.screening.considered > 0);
     CHECK(run_result.screening.improvements_skipped <= run_result.screening.improvements);
   }
-  const auto summary = result.screening_summary(0.1);
+  const auto summary = result.screening_summary();
   CHECK(summary.runs == 2);
   CHECK(summary.considered_per_measurement >= 4);
 }

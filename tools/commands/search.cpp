@@ -18,11 +18,11 @@
 #include "interrupt.hpp"
 #include "run_monitor.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/report/svg_plot.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/runtime/resumed_benchmarker.hpp"
 #include "gpuforecast/search/resume.hpp"
@@ -139,23 +139,6 @@ void add_screening_options(SearchArgs& a) {
   }
 }
 
-// The alpha a screened run was given (its options table's default otherwise).
-double screen_alpha(const SearchArgs& a) {
-  double alpha = gpuforecast::ScreeningOptions{}.alpha;
-  for (const auto& o : a.options)
-    if (o.starts_with("surrogate.screen_alpha=")) alpha = std::stod(o.substr(o.find('=') + 1));
-  return alpha;
-}
-
-// One line on a screened replay: what the rule ruled out and how often that was wrong.
-std::string screening_line(const gpuforecast::ScreeningSummary& s, double alpha) {
-  return fmt::format("screening (alpha {}): {:.0f} proposals considered, {:.0f} screened out, {:.0f} measured per run "
-                     "({:.1f} considered per measurement); a margin certified in {:.0f}% of rounds; realised miss "
-                     "rate in those rounds {:.3f} (runs above alpha: {} of {})",
-                     alpha, s.considered, s.skipped, s.measured, s.considered_per_measurement,
-                     100 * s.certified_rounds, s.miss_rate_certified, s.runs_over_alpha, s.runs);
-}
-
 // What one strategy of a single live or farm search is made with (first seed, model, options).
 gpuforecast::StrategySettings strategy_settings(const SearchArgs& a, const std::vector<std::string>& strategies) {
   gpuforecast::StrategySettings settings;
@@ -176,39 +159,19 @@ std::string trace_path_for(const std::string& base, std::size_t run, std::size_t
 
 using gpuforecast::detail::split_list;
 
-std::size_t measurements_of(const gpuforecast::Result& r) {
-  std::size_t n = 0;
-  for (const auto& run : r.runs) n += run.trace.size();
-  return n;
-}
-
-// The LLM's calls during a replay with --surrogate llm, reported beside the measurements: the
-// study's cost is measurements plus questions.
-struct LlmCallCount {
-  std::size_t prompts = 0, requests = 0, cache_hits = 0, failed = 0, retries = 0;
-  LlmCallCount operator-(const LlmCallCount& o) const {
-    return {prompts - o.prompts, requests - o.requests, cache_hits - o.cache_hits, failed - o.failed,
-            retries - o.retries};
-  }
-  [[nodiscard]] nlohmann::json json(std::size_t measurements) const {
-    return {{"prompts", prompts}, {"requests", requests}, {"cache_hits", cache_hits}, {"failed_deferred", failed},
-            {"retries", retries}, {"measurements", measurements}};
-  }
-  [[nodiscard]] std::string text(std::size_t measurements, std::size_t runs) const {
-    return fmt::format("{} LLM prompts ({} requests, {} from the cache, {} failed and deferred, {} retries) for {} "
-                       "measurements over {} runs: {:.1f} prompts per measurement",
-                       prompts, requests, cache_hits, failed, retries, measurements, runs,
-                       measurements ? static_cast<double>(prompts) / static_cast<double>(measurements) : 0.0);
-  }
-};
-
-LlmCallCount llm_call_count() {
+// The language model's calls so far in this process (--surrogate llm).
+gpuforecast::LlmCalls llm_calls() {
 #if GPUFORECAST_HAVE_LLM
   const auto c = gpuforecast::llm_process_counts();
   return {c.prompts, c.requests, c.cache_hits, c.failed, c.retries};
 #else
   return {};
 #endif
+}
+
+gpuforecast::LlmCalls operator-(const gpuforecast::LlmCalls& a, const gpuforecast::LlmCalls& b) {
+  return {a.prompts - b.prompts, a.requests - b.requests, a.cache_hits - b.cache_hits, a.failed - b.failed,
+          a.retries - b.retries};
 }
 
 // The replayed space, with --features joined to it.
@@ -227,12 +190,7 @@ void run_replay(const SearchArgs& a) {
   const auto strategies = split_list(a.strategy);
   if (strategies.empty()) throw invalid_argument_error("--strategy: give at least one strategy");
 
-  struct Outcome {
-    std::string name;
-    Result result;
-    std::optional<LlmCallCount> llm;  // --surrogate llm: the LLM's calls over all runs
-  };
-  std::vector<Outcome> outcomes;
+  SearchComparison comparison;
   cli::RunMonitor monitor(a.monitor,
                           fmt::format("{} on {}", data->kernel, data->device ? data->device->name : a.replay),
                           cli::calibration_of_model(a.model));
@@ -274,113 +232,25 @@ void run_replay(const SearchArgs& a) {
     e.backend.sentinel_repeats = a.sentinel_repeats;
     e.backend.workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
-    const LlmCallCount before = llm_call_count();
-    outcomes.push_back({name, gpuforecast::run(e)});
-    if (asks_llm) outcomes.back().llm = llm_call_count() - before;
+    const LlmCalls before = llm_calls();
+    comparison.strategies.push_back({name, name == "surrogate" && !a.model.empty() ? "surrogate (pre-trained)" : name,
+                                     gpuforecast::run(e)});
+    if (asks_llm) comparison.strategies.back().llm = llm_calls() - before;
   }
   monitor.finish();
-  const double optimum = outcomes.front().result.optimum_ms;
-
-  std::vector<std::size_t> budgets;
   std::size_t longest = 0;
-  for (const auto& o : outcomes)
+  for (const auto& o : comparison.strategies)
     for (const auto& r : o.result.runs) longest = std::max(longest, r.trace.size());
-  for (std::size_t b : {25, 50, 100, 200})
-    if ((a.budget == 0 && b <= longest) || (a.budget > 0 && b <= a.budget)) budgets.push_back(b);
-  const std::size_t last = a.budget > 0 ? a.budget : longest;
-  if (last > 0 && std::find(budgets.begin(), budgets.end(), last) == budgets.end()) budgets.push_back(last);
-
-  if (!a.plot.empty()) {
-    SvgPlot plot(fmt::format("{} on {}: mean over {} seeds", data->kernel,
-                             data->device ? data->device->name : a.replay, a.seeds),
-                 "measurements", "fraction of optimum (best in data / best found)");
-    plot.size(720, 460).y_range(0, 1);
-    for (const auto& o : outcomes) {
-      std::vector<double> x, y;
-      const std::size_t n = o.result.runs.front().curve.size();
-      for (std::size_t i = 0; i < n; ++i) {
-        double sum = 0;
-        for (const auto& r : o.result.runs) sum += r.curve[std::min(i, r.curve.size() - 1)];
-        x.push_back(static_cast<double>(i + 1));
-        y.push_back(sum / static_cast<double>(o.result.runs.size()));
-      }
-      plot.line(o.name == "surrogate" && !a.model.empty() ? "surrogate (pre-trained)" : o.name, x, y, {},
-                o.name == "random");
-    }
-    plot.save(a.plot);
-  }
-
-  if (a.json) {
-    nlohmann::json j;
-    j["replay"] = a.replay;
-    j["kernel"] = data->kernel;
-    j["device"] = data->device ? data->device->name : std::string{};
-    j["space"] = describe_replay_space(*data);
-    j["model"] = a.model;
-    j["seeds"] = a.seeds;
-    j["optimum_ms"] = optimum;
-    for (const auto& o : outcomes) {
-      double cost = 0, wall = 0;
-      for (const auto& r : o.result.runs) cost += r.trace.total_cost_s(), wall += r.strategy_seconds;
-      nlohmann::json js{{"strategy", o.name},
-                        {"mean_simulated_seconds", cost / static_cast<double>(o.result.runs.size())},
-                        {"mean_wall_seconds", wall / static_cast<double>(o.result.runs.size())}};
-      if (o.llm) js["llm"] = o.llm->json(measurements_of(o.result));
-      if (const auto sc = o.result.screening_summary(screen_alpha(a)); sc.runs > 0)
-        js["screening"] = {{"alpha", screen_alpha(a)},
-                           {"considered", sc.considered},
-                           {"screened_out", sc.skipped},
-                           {"measured", sc.measured},
-                           {"considered_per_measurement", sc.considered_per_measurement},
-                           {"certified_rounds", sc.certified_rounds},
-                           {"miss_rate_certified_rounds", sc.miss_rate_certified},
-                           {"miss_rate_all_rounds", sc.miss_rate},
-                           {"runs_over_alpha", sc.runs_over_alpha},
-                           {"runs", sc.runs}};
-      if (a.workers > 1) {
-        double clock = 0, used = 0;
-        for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
-        js["workers"] = a.workers;
-        js["mean_virtual_seconds"] = clock / static_cast<double>(o.result.runs.size());
-        js["mean_utilisation"] = used / static_cast<double>(o.result.runs.size());
-      }
-      for (const auto& s : o.result.summary(budgets))
-        js["fraction_of_optimum"].push_back({{"measurements", s.budget}, {"mean", s.mean}, {"p10", s.p10}, {"standard_error", s.standard_error}});
-      j["strategies"].push_back(js);
-    }
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  fmt::print("{} ({}), space {}, optimum {:.4g} ms, {} seeds\n", data->kernel,
-             data->device ? data->device->name : a.replay, describe_replay_space(*data), optimum, a.seeds);
-  fmt::print("fraction of optimum = best time in the data / stored time of the best configuration measured\n");
-  std::string header = fmt::format("{:>13}", "measurements");
-  for (const auto& o : outcomes) header += fmt::format(" {:>28}", fmt::format("{} mean ±se (p10)", o.name));
-  fmt::print("{}\n", header);
-  std::vector<std::vector<BudgetSummary>> summaries;
-  for (const auto& o : outcomes) summaries.push_back(o.result.summary(budgets));
-  for (std::size_t i = 0; i < budgets.size(); ++i) {
-    std::string row = fmt::format("{:>13}", budgets[i]);
-    for (const auto& s : summaries)
-      row += fmt::format(" {:>28}", fmt::format("{:.3f} ±{:.3f} ({:.3f})", s[i].mean, s[i].standard_error, s[i].p10));
-    fmt::print("{}\n", row);
-  }
-  for (const auto& o : outcomes) {
-    double cost = 0, wall = 0;
-    for (const auto& r : o.result.runs) cost += r.trace.total_cost_s(), wall += r.strategy_seconds;
-    const auto n = static_cast<double>(o.result.runs.size());
-    fmt::print("{}: {:.0f} simulated s of compiling and benchmarking per run, {:.2f} s of wall time\n", o.name, cost / n,
-               wall / n);
-    if (a.workers > 1) {
-      double clock = 0, used = 0;
-      for (const auto& r : o.result.runs) clock += r.virtual_seconds, used += r.utilisation;
-      fmt::print("{}: on {} simulated workers, {:.0f} virtual s per run, workers busy {:.0f}% of it\n", o.name, a.workers,
-                 clock / n, 100 * used / n);
-    }
-    if (o.llm) fmt::print("{}: {}\n", o.name, o.llm->text(measurements_of(o.result), o.result.runs.size()));
-    if (const auto sc = o.result.screening_summary(screen_alpha(a)); sc.runs > 0)
-      fmt::print("{}: {}\n", o.name, screening_line(sc, screen_alpha(a)));
-  }
+  comparison.budgets = report_budgets(a.budget, longest);
+  comparison.source = a.replay;
+  comparison.kernel = data->kernel;
+  comparison.device = data->device ? data->device->name : std::string{};
+  comparison.space = describe_replay_space(*data);
+  comparison.model = a.model;
+  comparison.seeds = a.seeds;
+  comparison.workers = a.workers;
+  if (!a.plot.empty()) write_svg_report(comparison, a.plot);
+  fmt::print("{}", a.json ? json_report(comparison) + "\n" : text_report(comparison));
 }
 
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")

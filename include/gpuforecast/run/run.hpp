@@ -31,12 +31,14 @@ struct SeedRun {
   // The same over the rounds whose rule certified a margin: the miss rate where screening acted,
   // not diluted by rounds that skipped nothing.
   ScreeningTally screening_certified;
+  double screening_alpha = 0;        // the alpha its screening rule was given
   std::size_t screened_rounds = 0;   // rounds screened
   std::size_t certified_rounds = 0;  // of those, rounds whose rule certified a margin
 };
 
 // Screening over the runs of a plan (all zero when no run screened).
 struct ScreeningSummary {
+  double alpha = 0;                  // the runs' screening alpha
   std::size_t runs = 0;              // runs that screened
   double considered = 0;             // proposals screened per run (mean)
   double skipped = 0;                // of those, screened out per run
@@ -53,7 +55,8 @@ struct Result {
   double optimum_ms = 0;
   std::vector<SeedRun> runs;
   [[nodiscard]] std::vector<BudgetSummary> summary(std::span<const std::size_t> budgets) const;
-  [[nodiscard]] ScreeningSummary screening_summary(double alpha) const;
+  // Over the runs that screened, each judged against the alpha its rule was given.
+  [[nodiscard]] ScreeningSummary screening_summary() const;
 };
 
 // Throws invalid_argument_error for a plan without data or workers.
