@@ -114,13 +114,13 @@ int main(int argc, char** argv) try {
         Row row{kernel, device, strategy, {}};
         for (std::size_t w : a.workers) {
           Plan e;
-          e.backend.data = data;
+          e.replay().data = data;
           e.strategy = strategy;
           e.budget = a.budget;
           e.seeds = a.seeds;
           e.first_seed = a.first_seed;
           e.threads = a.threads;
-          e.backend.workers = w;
+          e.replay().workers = w;
           const auto result = gpuforecast::run(e);
           Cell cell;
           cell.fraction = result.summary(budgets);

@@ -124,7 +124,7 @@ struct Outcome {
 
 Plan experiment(const Args& a, const Space& s, Mode mode) {
   Plan e;
-  e.backend.data = s.data;
+  e.replay().data = s.data;
   e.strategy = "surrogate";
   e.budget = a.budget;
   e.seeds = a.seeds;

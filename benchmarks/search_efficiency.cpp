@@ -199,7 +199,7 @@ std::map<const Space*, AnySurrogate> pretrain(const Args& args, const std::vecto
 Plan experiment_for(const Args& args, const Space& space, const std::string& strategy, std::uint64_t seed,
                                 const std::map<const Space*, AnySurrogate>& pretrained) {
   Plan e;
-  e.backend.data = space.data;
+  e.replay().data = space.data;
   e.budget = args.budget;
   e.seeds = 1;
   e.first_seed = seed;

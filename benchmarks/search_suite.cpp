@@ -317,14 +317,14 @@ void store_run(const fs::path& path, const json& settings, std::uint64_t seed, c
 
 OurRun run_one(const StrategySpec& s, ReplaySampling sampling, const Space& space, std::uint64_t seed) {
   Plan e;
-  e.backend.data = space.data;
+  e.replay().data = space.data;
   e.strategy = s.name;
   e.settings.surrogate = s.surrogate;
   e.settings.options = s.options;
   e.budget = max_budget;
   e.seeds = 1;
   e.first_seed = seed;
-  e.backend.sampling = sampling;
+  e.replay().sampling = sampling;
   e.threads = 1;
   const Result result = gpuforecast::run(e);
   const SeedRun& r = result.runs.front();

@@ -12,11 +12,9 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
-#include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/search/trace.hpp"
 
 namespace gpuforecast::python {
 
@@ -99,9 +97,9 @@ struct PythonBenchmarker {
 };
 static_assert(Benchmarker<PythonBenchmarker>);
 
-nb::list trace_to_python(const SearchContext& ctx) {
+nb::list trace_to_python(const Trace& trace) {
   nb::list out;
-  for (const auto& e : ctx.trace().entries()) {
+  for (const auto& e : trace.entries()) {
     nb::list values;
     for (const auto& v : e.config.values()) values.append(from_value(v));
     out.append(nb::make_tuple(nb::tuple(values), std::string(to_string(e.measurement.status)),
@@ -119,35 +117,44 @@ void bind_search(nb::module_& m) {
          const std::vector<std::int64_t>& problem_size, nb::object measure, std::size_t max_measurements,
          std::uint64_t seed, const std::string& model_path, const std::string& surrogate,
          const std::map<std::string, std::string>& options, const std::string& events) {
-        StrategySettings settings;
-        settings.seed = seed;
-        settings.model_path = model_path;
-        settings.surrogate = surrogate;
-        settings.options = options;
-        AnyStrategy strategy = make_strategy("surrogate", settings);  // bad options fail before measuring
+        // What the command line's replay runs, with the caller's measurements: one Plan, run().
+        Plan plan;
+        plan.strategy = "surrogate";
+        plan.settings.model_path = model_path;
+        plan.settings.surrogate = surrogate;
+        plan.settings.options = options;
+        plan.budget = max_measurements;
+        plan.seeds = 1;
+        plan.first_seed = seed;
+        if (!events.empty()) plan.outputs.events_path = [events](std::size_t) { return events; };
         PendingPythonError pending;
-        SearchContext ctx(space, prototype(kernel, device, problem_size),
-                          PythonBenchmarker{measure.ptr(), &pending}, Budget{max_measurements, 0});
-        if (!events.empty()) ctx.add_observer(EventLog(events, {fmt::format("surrogate seed {}", seed)}));
+        auto& caller = plan.backend.emplace<CallerBackend>();
+        caller.space = space;
+        caller.prototype = prototype(kernel, device, problem_size);
+        caller.measure = [bench = PythonBenchmarker{measure.ptr(), &pending}](std::span<const Candidate> c) mutable {
+          return bench.measure(c);
+        };
+        // Kernel Tuner ends a search at its budget by raising StopCriterionReached inside the
+        // measurement: for the observers (the event log's "end" line) that is a normal end.
+        caller.ends_search = [&pending](const std::exception_ptr&) {
+          nb::gil_scoped_acquire gil;
+          return pending.type && nb::cast<std::string>(nb::handle(pending.type).attr("__name__")) == "StopCriterionReached";
+        };
+        Result result;
         bool raised = false;
         {
           nb::gil_scoped_release release;
           try {
-            strategy.run(ctx);
+            result = gpuforecast::run(plan);
           } catch (const python_raised&) {
             raised = true;
           }
         }
         if (raised) {
-          // Kernel Tuner ends a search at its budget by raising StopCriterionReached inside the
-          // measurement: for the observers (the event log's "end" line) that is a normal end.
-          if (pending.type && nb::cast<std::string>(nb::handle(pending.type).attr("__name__")) == "StopCriterionReached")
-            ctx.finish();
           PyErr_Restore(pending.type, pending.value, pending.traceback);
           throw nb::python_error();
         }
-        ctx.finish();
-        return trace_to_python(ctx);
+        return trace_to_python(result.runs.front().trace);
       },
       nb::arg("space"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("measure"),
       nb::arg("max_measurements"), nb::arg("seed"), nb::arg("model_path"), nb::arg("surrogate"), nb::arg("options"),
@@ -168,11 +175,11 @@ void bind_search(nb::module_& m) {
         e.budget = budget;
         e.seeds = 1;
         e.first_seed = seed;
-        e.backend.sampling = parse_replay_sampling(sampling);
+        e.replay().sampling = parse_replay_sampling(sampling);
         Result result;
         {
           nb::gil_scoped_release release;
-          e.backend.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
+          e.replay().data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
           result = gpuforecast::run(e);
         }
         nb::list out;

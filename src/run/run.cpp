@@ -75,12 +75,61 @@ struct ScreeningJudge {
   }
 };
 
-}  // namespace
+// One seed's search on `benchmarker`, whatever the back end: the context with the plan's
+// outputs and observers (and the back end's own, `add_observers`), the strategy, the timing.
+struct SeedSearch {
+  const Plan& plan;
+  std::size_t index;
+  const TuningSpace& space;
+  const Candidate& prototype;
+  SearchContextOptions options;
+  std::string cache;                   // this run's Kernel Tuner cache, if any
+  std::optional<CacheFile> earlier;    // what a resumed run's cache already holds
+  std::function<void(SearchContext&)> add_observers;
+  std::function<bool(const std::exception_ptr&)> ends_search;
 
-Result run(const Plan& plan) {
-  if (!plan.backend.data) throw invalid_argument_error("run: a plan without data to replay");
-  if (plan.backend.workers == 0) throw invalid_argument_error("run: a plan needs at least 1 worker");
-  const ReplayBackend& backend = plan.backend;
+  SeedSearch(const Plan& p, std::size_t i, const TuningSpace& s, const Candidate& proto)
+      : plan(p), index(i), space(s), prototype(proto) {
+    options.label = fmt::format("{} seed {}", plan.strategy, seed());
+    cache = plan.outputs.cache_path ? plan.outputs.cache_path(index) : std::string{};
+    if (!cache.empty()) options.max_batch = 1;  // each measurement in the file before the next starts
+    if (!cache.empty() && plan.outputs.resume && std::filesystem::exists(cache))
+      earlier = read_search_cache(cache, space, prototype);
+  }
+  [[nodiscard]] std::uint64_t seed() const { return plan.first_seed + index; }
+
+  template <class B>
+  void operator()(AnyStrategy& strategy, B benchmarker, SeedRun& run) const {
+    SearchContext ctx(space, prototype, std::move(benchmarker), Budget{plan.budget, plan.budget_seconds}, options);
+    if (!cache.empty()) ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
+    if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
+    if (plan.outputs.events_path)
+      ctx.add_observer(EventLog(plan.outputs.events_path(index), {fmt::format("{} seed {}", plan.strategy, seed())}));
+    if (plan.observe) plan.observe(ctx, index, options.label);
+    if (add_observers) add_observers(ctx);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      strategy.run(ctx);
+    } catch (...) {
+      if (ends_search && ends_search(std::current_exception())) ctx.finish();
+      throw;
+    }
+    ctx.finish();
+    run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.trace = ctx.trace();
+    run.seed = seed();
+  }
+};
+
+AnyStrategy strategy_for(const Plan& plan, std::uint64_t seed) {
+  StrategySettings settings = plan.settings;
+  settings.seed = seed;
+  return make_strategy(plan.strategy, settings);
+}
+
+Result run_replay(const Plan& plan, const ReplayBackend& backend) {
+  if (!backend.data) throw invalid_argument_error("run: a plan without data to replay");
+  if (backend.workers == 0) throw invalid_argument_error("run: a plan needs at least 1 worker");
   const SpaceData& data = *backend.data;
   Result result;
   result.optimum_ms = data.best_ms();
@@ -94,10 +143,7 @@ Result run(const Plan& plan) {
   prototype.kernel = data.kernel;
   prototype.problem_size = data.problem_size;
   prototype.device = data.device;
-  if (!data.observations.empty()) {
-    const auto& first = data.observations.front().candidate;
-    prototype.spec = first.spec;
-  }
+  if (!data.observations.empty()) prototype.spec = data.observations.front().candidate.spec;
   // Static features joined to the data (attach_static_features) reach the strategy's candidates
   // too, so that a model sees in its proposals what it learnt from measurements.
   const bool with_static_features =
@@ -117,46 +163,25 @@ Result run(const Plan& plan) {
   std::mutex print;
   const auto search = [&](std::size_t i) {
     const std::uint64_t seed = plan.first_seed + i;
-    StrategySettings settings = plan.settings;
-    settings.seed = seed;
-    auto strategy = make_strategy(plan.strategy, settings);
-    ReplayBenchmarker bench(backend.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, backend.sampling, backend.time_scale, backend.sentinel_repeats});
-    SearchContextOptions options;
-    if (with_static_features) options.describe = describe_by_stored_features;
-    options.progress = bar;
-    options.label = fmt::format("{} seed {}", plan.strategy, seed);
-    const std::string cache = plan.outputs.cache_path ? plan.outputs.cache_path(i) : std::string{};
-    if (!cache.empty()) options.max_batch = 1;  // each measurement in the file before the next starts
-    std::optional<CacheFile> earlier;
-    if (!cache.empty() && plan.outputs.resume && std::filesystem::exists(cache))
-      earlier = read_search_cache(cache, data.space, prototype);
+    auto strategy = strategy_for(plan, seed);
+    ReplayBenchmarker bench(backend.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, backend.sampling,
+                                                        backend.time_scale, backend.sentinel_repeats});
+    SeedSearch one(plan, i, data.space, prototype);
+    if (with_static_features) one.options.describe = describe_by_stored_features;
+    one.options.progress = bar;
     SeedRun& run = runs[i];
-    const auto search_with = [&](auto benchmarker) {
-      SearchContext ctx(data.space, prototype, std::move(benchmarker), Budget{plan.budget, plan.budget_seconds}, options);
-      if (!cache.empty())
-        ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
-      if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(i)));
-      if (plan.outputs.events_path) ctx.add_observer(EventLog(plan.outputs.events_path(i), {fmt::format("{} seed {}", plan.strategy, seed)}));
-      if (plan.observe) plan.observe(ctx, i, options.label);
-      ctx.add_observer(ScreeningJudge{&lookup, &run});
-      const auto start = std::chrono::steady_clock::now();
-      strategy.run(ctx);
-      ctx.finish();
-      run.strategy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      run.trace = ctx.trace();
-    };
+    one.add_observers = [&](SearchContext& ctx) { ctx.add_observer(ScreeningJudge{&lookup, &run}); };
     const auto on_workers = [&](auto benchmarker) {
-      if (backend.workers <= 1) return search_with(std::move(benchmarker));
+      if (backend.workers <= 1) return one(strategy, std::move(benchmarker), run);
       SimulatedFarm farm(backend.workers, std::move(benchmarker));
-      search_with(farm);
+      one(strategy, farm, run);
       run.virtual_seconds = farm.clock_s();
       run.utilisation = farm.clock_s() > 0 ? farm.busy_s() / (static_cast<double>(backend.workers) * farm.clock_s()) : 0.0;
     };
-    if (earlier)
-      on_workers(ResumedBenchmarker<ReplayBenchmarker>(bench, *earlier));
+    if (one.earlier)
+      on_workers(ResumedBenchmarker<ReplayBenchmarker>(bench, *one.earlier));
     else
       on_workers(bench);
-    run.seed = seed;
     run.curve = fraction_of_optimum_curve(run.trace, result.optimum_ms, std::max<std::size_t>(plan.budget, 1), reference);
     if (count) {
       std::lock_guard lock(print);
@@ -175,6 +200,35 @@ Result run(const Plan& plan) {
   end_count();
   result.runs = std::move(runs);
   return result;
+}
+
+// The caller's benchmarker, as a SearchContext takes one.
+struct CallerBenchmarker {
+  const CallerBackend* backend;
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) { return backend->measure(candidates); }
+};
+
+// One run after another on the caller's benchmarker. Nothing stored values the runs, so they
+// have traces and no curves.
+Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
+  if (!backend.measure) throw invalid_argument_error("run: a caller's back end without a measure function");
+  Result result;
+  result.runs.resize(plan.seeds);
+  for (std::size_t i = 0; i < plan.seeds; ++i) {
+    auto strategy = strategy_for(plan, plan.first_seed + i);  // bad options fail before measuring
+    SeedSearch one(plan, i, backend.space, backend.prototype);
+    one.options.progress = plan.progress;
+    one.ends_search = backend.ends_search;
+    one(strategy, CallerBenchmarker{&backend}, result.runs[i]);
+  }
+  return result;
+}
+
+}  // namespace
+
+Result run(const Plan& plan) {
+  if (const auto* replay = std::get_if<ReplayBackend>(&plan.backend)) return run_replay(plan, *replay);
+  return run_on_caller(plan, std::get<CallerBackend>(plan.backend));
 }
 
 }  // namespace gpuforecast

@@ -80,7 +80,7 @@ TEST_CASE("a replayed surrogate search with --surrogate llm asks the LLM and rep
 
   SECTION("library") {
     Plan e;
-    e.backend.data = std::make_shared<const SpaceData>(load_replay_space(file));
+    e.replay().data = std::make_shared<const SpaceData>(load_replay_space(file));
     e.strategy = "surrogate";
     e.settings.surrogate = "llm";
     e.budget = 20;

@@ -73,7 +73,7 @@ TEST_CASE("a cache from the wild without a T1 file is replayed over its cached s
   for (const char* strategy : {"random", "genetic", "surrogate"}) {
     INFO(strategy);
     Plan e;
-    e.backend.data = data;
+    e.replay().data = data;
     e.strategy = strategy;
     e.budget = 60;
     e.seeds = 2;
@@ -86,7 +86,7 @@ TEST_CASE("a cache from the wild without a T1 file is replayed over its cached s
     }
   }
   Plan e;
-  e.backend.data = std::make_shared<const SpaceData>(load_replay_space(path, {}, ReplaySpace::cartesian));
+  e.replay().data = std::make_shared<const SpaceData>(load_replay_space(path, {}, ReplaySpace::cartesian));
   e.strategy = "random";
   e.budget = 60;
   e.seeds = 2;

@@ -31,10 +31,10 @@ TEST_CASE("every registered strategy searches replayed data within its budget", 
       INFO("strategy " << name << (options.empty() ? "" : " (variant)") << " on " << kernel << ", " << workers
                        << " workers");
       Plan e;
-      e.backend.data = data;
+      e.replay().data = data;
       e.strategy = name;
       e.settings.options = options;
-      e.backend.workers = workers;
+      e.replay().workers = workers;
       e.budget = 40;
       e.seeds = 2;
       auto result = gpuforecast::run(e);
@@ -68,7 +68,7 @@ TEST_CASE("seeds searched side by side give the same searches as one after anoth
   for (const char* name : {"random", "genetic", "surrogate"}) {
     INFO("strategy " << name);
     Plan e;
-    e.backend.data = data;
+    e.replay().data = data;
     e.strategy = name;
     e.budget = 30;
     e.seeds = 3;
@@ -93,7 +93,7 @@ TEST_CASE("seeds searched side by side give the same searches as one after anoth
   }
   // A run that fails fails the experiment, whichever thread it ran on.
   Plan bad;
-  bad.backend.data = data;
+  bad.replay().data = data;
   bad.strategy = "genetic";
   bad.settings.options = {{"populaton_size", "3"}};  // misspelt: refused naming the known option
   bad.seeds = 4;
@@ -104,7 +104,7 @@ TEST_CASE("seeds searched side by side give the same searches as one after anoth
 TEST_CASE("a seconds budget limits replayed searches by simulated time", "[search][data]") {
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("dedispersion_milo", "A100").string()));
   Plan e;
-  e.backend.data = data;
+  e.replay().data = data;
   e.strategy = "genetic";
   e.budget = 0;
   e.budget_seconds = 60;
@@ -133,7 +133,7 @@ TEST_CASE("the genetic algorithm's two variants search differently from the same
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
   auto trace_of = [&](const char* variant) {
     Plan e;
-    e.backend.data = data;
+    e.replay().data = data;
     e.strategy = "genetic";
     e.settings.options = {{"variant", variant}};
     e.budget = 60;
@@ -156,11 +156,11 @@ TEST_CASE("on several simulated workers every strategy keeps them busy and stays
   for (const char* name : {"random", "genetic", "surrogate"}) {
     INFO("strategy " << name);
     Plan e;
-    e.backend.data = data;
+    e.replay().data = data;
     e.strategy = name;
     e.budget = 60;
     e.seeds = 2;
-    e.backend.workers = 8;
+    e.replay().workers = 8;
     const auto a = gpuforecast::run(e);
     const auto b = gpuforecast::run(e);
     for (std::size_t r = 0; r < 2; ++r) {

@@ -187,7 +187,7 @@ TEST_CASE("every round measures a neighbour of the incumbent, however the model 
 TEST_CASE("the initial design from scratch is spread out", "[search][data]") {
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A4000").string()));
   Plan e;
-  e.backend.data = data;
+  e.replay().data = data;
   e.budget = 10;
   e.seeds = 5;
   e.strategy = "random";
@@ -217,7 +217,7 @@ TEST_CASE("with a pre-trained model the search starts from its best forecasts, f
   base.fit(train);
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
   Plan e;
-  e.backend.data = data;
+  e.replay().data = data;
   e.strategy = "surrogate";
   e.budget = 20;
   e.seeds = 2;
@@ -321,7 +321,7 @@ TEST_CASE("screening drops the certified proposals before the round is chosen an
 
   // Prequential, on the search's own forecasts: the replay's judge sees every screened round.
   Plan e;
-  e.backend.data = data;
+  e.replay().data = data;
   e.strategy = "surrogate";
   e.budget = 40;
   e.seeds = 2;

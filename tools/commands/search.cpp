@@ -200,7 +200,7 @@ void run_replay(const SearchArgs& a) {
       ctx.add_observer(cli::StopOnInterrupt{});
       monitor.watch(ctx, label);
     };
-    e.backend.data = data;
+    e.replay().data = data;
     e.strategy = name;
     if (name == "surrogate") e.settings.model_path = a.model;
     e.settings.surrogate = a.surrogate;
@@ -227,10 +227,10 @@ void run_replay(const SearchArgs& a) {
     if (!a.events.empty()) e.outputs.events_path = run_file(a.events);
     if (!a.cache.empty()) e.outputs.cache_path = run_file(a.cache);
     e.outputs.resume = a.resume;
-    e.backend.sampling = parse_replay_sampling(a.sampling);
-    e.backend.time_scale = a.time_scale;
-    e.backend.sentinel_repeats = a.sentinel_repeats;
-    e.backend.workers = a.workers;
+    e.replay().sampling = parse_replay_sampling(a.sampling);
+    e.replay().time_scale = a.time_scale;
+    e.replay().sentinel_repeats = a.sentinel_repeats;
+    e.replay().workers = a.workers;
     const bool asks_llm = name == "surrogate" && a.surrogate == "llm";
     const LlmCalls before = llm_calls();
     comparison.strategies.push_back({name, name == "surrogate" && !a.model.empty() ? "surrogate (pre-trained)" : name,

@@ -5,10 +5,17 @@
 // (docs/search.md).
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <variant>
+#include <vector>
 
+#include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/measurement.hpp"
+#include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/strategy_registry.hpp"
@@ -37,6 +44,20 @@ struct ReplayBackend {
   std::size_t workers = 1;
 };
 
+// A benchmarker of the caller's (a Python callable, a GPU the caller holds): the space and the
+// prototype candidate come with it. Its runs go one after another, never side by side.
+struct CallerBackend {
+  TuningSpace space;
+  Candidate prototype;  // kernel, device, problem size and spec of every candidate
+  std::function<std::vector<Measurement>(std::span<const Candidate>)> measure;
+  // When set and true for an exception thrown while measuring, that exception ends the search
+  // as a normal end would (the observers see the end; a budget enforced by the caller, Kernel
+  // Tuner's StopCriterionReached); it is thrown on from run() either way.
+  std::function<bool(const std::exception_ptr&)> ends_search;
+};
+
+using Backend = std::variant<ReplayBackend, CallerBackend>;
+
 // Where each run's records go, by run index (0 .. seeds-1); an empty function writes nothing.
 struct RunOutputs {
   // Run i's trace in T4 format, written when it ends.
@@ -53,7 +74,12 @@ struct RunOutputs {
 };
 
 struct Plan {
-  ReplayBackend backend;
+  Backend backend;
+  // The replay back end, made the plan's back end when it was another.
+  ReplayBackend& replay() {
+    if (!std::holds_alternative<ReplayBackend>(backend)) backend.emplace<ReplayBackend>();
+    return std::get<ReplayBackend>(backend);
+  }
   std::string strategy = "random";
   StrategySettings settings;  // its seed is replaced by each run's seed
   std::size_t budget = 200;   // measurements per run
