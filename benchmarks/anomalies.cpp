@@ -42,7 +42,6 @@
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -159,19 +158,24 @@ struct ForecastSeen {
 Run run_search(const std::shared_ptr<const SpaceData>& data, bool inject, const Args& a, std::uint64_t seed,
                const std::shared_ptr<Injected>& injected) {
   Run r;
-  SearchContext ctx(data->space, data->observations.front().candidate,
-                    FaultyReplay(data, inject, a.budget, seed, a.sentinel_repeats, injected), Budget{a.budget});
-  const AnomalyMonitorOptions& options = a.monitor;
-  AnomalyMonitor monitor(options);
-  ctx.add_observer(std::ref(monitor));
-  ctx.add_observer(ForecastSeen{{}, &r.forecast});
-  StrategySettings settings;
-  settings.seed = seed;
-  auto strategy = make_strategy("surrogate", settings);
-  strategy.run(ctx);
-  ctx.finish();
+  Plan plan;
+  plan.strategy = "surrogate";
+  plan.budget = a.budget;
+  plan.seeds = 1;
+  plan.first_seed = seed;
+  auto& faulty = plan.backend.emplace<CallerBackend>();
+  faulty.space = data->space;
+  faulty.prototype = data->observations.front().candidate;
+  faulty.measure = [replay = FaultyReplay(data, inject, a.budget, seed, a.sentinel_repeats, injected)](
+                       std::span<const Candidate> candidates) mutable { return replay.measure(candidates); };
+  AnomalyMonitor monitor(a.monitor);
+  plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
+    ctx.add_observer(std::ref(monitor));
+    ctx.add_observer(ForecastSeen{{}, &r.forecast});
+  };
+  const Result result = gpuforecast::run(plan);
   r.anomalies = monitor.anomalies();
-  r.measured = ctx.trace().size();
+  r.measured = result.runs.front().trace.size();
   return r;
 }
 
