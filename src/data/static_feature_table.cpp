@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -394,7 +395,15 @@ std::vector<StaticFeatureTable> read_static_feature_tables(const std::string& pa
   std::sort(files.begin(), files.end());
   if (files.empty()) throw input_error(path, "directory", "holds no static feature tables (*.csv, *.csv.gz)");
   std::vector<StaticFeatureTable> tables;
-  for (const auto& f : files) tables.push_back(read_static_feature_table(f));
+  std::map<std::pair<std::string, std::string>, std::string> file_of;  // (kernel, architecture)
+  for (const auto& f : files) {
+    tables.push_back(read_static_feature_table(f));
+    const auto [it, added] = file_of.emplace(std::pair{tables.back().kernel, tables.back().architecture}, f);
+    if (!added)
+      throw input_error(f, "header", fmt::format("a second table for {} on {} in {} (the other: {}): one per kernel and "
+                                                 "architecture",
+                                                 tables.back().kernel, tables.back().architecture, path, it->second));
+  }
   return tables;
 }
 

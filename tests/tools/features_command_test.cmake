@@ -5,6 +5,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 shared_data_file(rtx3090 benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz)
 shared_data_file(rtx2080 benchmark_hub/cachefiles/pnpoly/RTX_2080_Ti.json.gz)
+shared_data_file(rtx3060 benchmark_hub/cachefiles/pnpoly/RTX_3060_laptop.json.gz)
 shared_data_file(mi250x benchmark_hub/cachefiles/convolution_milo/MI250X.json.gz)
 shared_data_file(t1 benchmark_hub/kernels/pnpoly.json)
 set(dir "${WORK_DIR}/features_command_test")
@@ -22,6 +23,13 @@ if(EXISTS "${table}.partial")
   message(FATAL_ERROR "the journal ${table}.partial is left after a finished run")
 endif()
 
+# Code compiled once is not compiled again: with a compile cache on disk, the same sample for
+# another GPU of the same architecture comes from it whole.
+run(cached ok "6 configurations compiled .* 0 of them from the compile cache"
+    features "${rtx3090}" --kernel "${t1}" --output "${dir}/cache_test/3090.csv" --sample 6 --seed 5 --cache-dir "${dir}/compiled")
+run(from_cache ok "6 configurations compiled .* 6 of them from the compile cache"
+    features "${rtx3060}" --kernel "${t1}" --output "${dir}/cache_test/3060.csv" --sample 6 --seed 5 --cache-dir "${dir}/compiled")
+
 # Read back where measurements are read: 8 of the 3090's configurations have them; the 2080 Ti
 # (sm_75) has no table here and says so.
 run(eval ok "static features: 8 of 8184 configurations.*RTX_3090.json.gz: 8 of 4092.*RTX_2080_Ti.json.gz: 0 of 4092 configurations with static features \\(no table for pnpoly on sm_75\\)"
@@ -30,6 +38,8 @@ run(eval_json ok "\"with_features\": 8"
     eval --protocol interpolate --data "${rtx3090}" --surrogate ridge --seeds 1 --features "${table}" --json)
 
 # Refused, with the reason.
+run(two_tables fail "3090.csv:header: a second table for pnpoly on sm_86 in .*cache_test \\(the other: .*3060.csv\\)"
+    eval --protocol interpolate --data "${rtx3090}" --surrogate ridge --seeds 1 --features "${dir}/cache_test")
 run(seed fail "a sample drawn with seed 3, not 4: give --seed 3"
     features "${rtx3090}" --kernel "${t1}" --output "${table}" --sample 10 --seed 4)
 run(arch fail "pnpoly_sm_86.csv.gz: a table for sm_86 of other parameters or another architecture than sm_75"

@@ -136,6 +136,8 @@ void features(const FeaturesArgs& a) {
   const std::size_t size = a.sample == 0 ? population.configs.size() : std::min(a.sample, population.configs.size());
   const std::vector<Config> sample = seeded_sample(population.configs, size, a.seed);
   const std::string journal = a.output + ".partial";
+  if (const auto folder = std::filesystem::path(a.output).parent_path(); !folder.empty())
+    std::filesystem::create_directories(folder);
   StaticFeatureTable table = table_so_far(a, population, journal);
   table.kernel = population.kernel;
   table.architecture = population.target;
