@@ -75,6 +75,25 @@ struct ScreeningJudge {
   }
 };
 
+// An observer shared with another thread (a farm's results thread writes the same cache).
+template <class O>
+struct LockedObserver {
+  O* observer;
+  std::mutex* mutex;
+  void on_begin(const SearchBegin& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_begin(e);
+  }
+  void on_measured(const SearchMeasured& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_measured(e);
+  }
+  void on_end(const SearchEnd& e) {
+    std::lock_guard lock(*mutex);
+    observer->on_end(e);
+  }
+};
+
 // One seed's search on `benchmarker`, whatever the back end: the context with the plan's
 // outputs and observers (and the back end's own, `add_observers`), the strategy, the timing.
 struct SeedSearch {
@@ -87,6 +106,7 @@ struct SeedSearch {
   std::optional<CacheFile> earlier;    // what a resumed run's cache already holds
   std::function<void(SearchContext&)> add_observers;
   std::function<bool(const std::exception_ptr&)> ends_search;
+  std::function<void(std::function<void(const Candidate&, const Measurement&)>)> on_result;
 
   SeedSearch(const Plan& p, std::size_t i, const TuningSpace& s, const Candidate& proto)
       : plan(p), index(i), space(s), prototype(proto) {
@@ -100,8 +120,28 @@ struct SeedSearch {
 
   template <class B>
   void operator()(AnyStrategy& strategy, B benchmarker, SeedRun& run) const {
+    // Results that reach the back end before the search takes them are written as they come:
+    // the back end's thread and the search's share the writer under one lock. Both outlive
+    // the context, whose observers point at them.
+    std::optional<KernelTunerCacheWriter> writer;
+    std::mutex writer_mutex;
     SearchContext ctx(space, prototype, std::move(benchmarker), Budget{plan.budget, plan.budget_seconds}, options);
-    if (!cache.empty()) ctx.add_observer(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
+    if (!cache.empty()) {
+      writer.emplace(earlier ? KernelTunerCacheWriter(cache, *earlier) : KernelTunerCacheWriter(cache));
+      ctx.add_observer(LockedObserver<KernelTunerCacheWriter>{&*writer, &writer_mutex});
+      if (on_result)
+        on_result([&writer, &writer_mutex, no_trace = Trace{}](const Candidate& c, const Measurement& m) {
+          std::lock_guard lock(writer_mutex);
+          writer->on_measured(SearchMeasured{0, c.config, m, no_trace});
+        });
+    }
+    struct Unhook {  // the hook refers to this frame: gone with it, however the run ends
+      const std::function<void(std::function<void(const Candidate&, const Measurement&)>)>& on_result;
+      bool hooked;
+      ~Unhook() {
+        if (hooked) on_result({});
+      }
+    } unhook{on_result, on_result && writer.has_value()};
     if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
     if (plan.outputs.events_path)
       ctx.add_observer(EventLog(plan.outputs.events_path(index), {fmt::format("{} seed {}", plan.strategy, seed())}));
@@ -202,11 +242,20 @@ Result run_replay(const Plan& plan, const ReplayBackend& backend) {
   return result;
 }
 
-// The caller's benchmarker, as a SearchContext takes one.
+// The caller's benchmarker, as a SearchContext takes one: measuring a batch, or several
+// candidates at once when the back end is asynchronous.
 struct CallerBenchmarker {
   const CallerBackend* backend;
   std::vector<Measurement> measure(std::span<const Candidate> candidates) { return backend->measure(candidates); }
 };
+struct CallerAsyncBenchmarker {
+  const CallerBackend* backend;
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) { return backend->measure(candidates); }
+  std::size_t workers() const { return backend->async->workers(); }
+  std::uint64_t submit(const Candidate& candidate) { return backend->async->submit(candidate); }
+  std::vector<Landed> wait_any() { return backend->async->wait_any(); }
+};
+static_assert(AsyncBenchmarker<CallerAsyncBenchmarker>);
 
 // One run after another on the caller's benchmarker. Nothing stored values the runs, so they
 // have traces and no curves.
@@ -218,8 +267,19 @@ Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
     auto strategy = strategy_for(plan, plan.first_seed + i);  // bad options fail before measuring
     SeedSearch one(plan, i, backend.space, backend.prototype);
     one.options.progress = plan.progress;
+    one.options.describe = backend.describe;
     one.ends_search = backend.ends_search;
-    one(strategy, CallerBenchmarker{&backend}, result.runs[i]);
+    one.on_result = backend.on_result;
+    const auto search = [&](auto benchmarker) {
+      if (one.earlier)
+        one(strategy, ResumedBenchmarker<decltype(benchmarker)>(benchmarker, *one.earlier), result.runs[i]);
+      else
+        one(strategy, benchmarker, result.runs[i]);
+    };
+    if (backend.async)
+      search(CallerAsyncBenchmarker{&backend});
+    else
+      search(CallerBenchmarker{&backend});
   }
   return result;
 }

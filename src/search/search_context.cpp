@@ -47,6 +47,11 @@ void SearchContext::report_forecasts(const SearchForecasted& e) {
   for (auto& o : m_observers) o.forecasted(e);
 }
 
+void SearchContext::report_anomaly(const SearchAnomaly& a) {
+  begin_once();
+  for (auto& o : m_observers) o.anomaly(a);
+}
+
 Candidate SearchContext::candidate(const Config& config) const {
   Candidate c = m_prototype;
   c.config = config;

@@ -135,3 +135,32 @@ TEST_CASE("max_batch splits what the strategy hands over without changing the re
   };
   CHECK(run(0) == run(1));
 }
+
+TEST_CASE("an anomaly reported to the context reaches every observer that takes one, in order", "[search][observer]") {
+  // A GPU watch raises anomalies from inside on_measured; the event log, the monitor and any
+  // other observer with on_anomaly see each one, beside the measurement it was raised at.
+  struct Watch {
+    SearchContext* ctx;
+    void on_measured(const SearchMeasured& e) {
+      if (e.index == 2) ctx->report_anomaly(SearchAnomaly{e.index, "gpu_throttle", e.config, 1.0, 1.0, "thermal"});
+    }
+  };
+  struct Takes {
+    std::string name;
+    std::vector<std::string>* seen;
+    void on_anomaly(const SearchAnomaly& a) { seen->push_back(name + " " + a.kind + " at " + std::to_string(a.index)); }
+  };
+  test::CountingBenchmarker bench;
+  SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{3, 0});
+  std::vector<std::string> seen;
+  Recorder recorder;  // takes no anomalies: unaffected
+  ctx.add_observer(Takes{"log", &seen});
+  ctx.add_observer(std::ref(recorder));
+  ctx.add_observer(Watch{&ctx});
+  ctx.add_observer(Takes{"monitor", &seen});
+  const auto& space = ctx.space();
+  (void)ctx.evaluate(std::vector<Config>{space.make_config({8, 2, 1}), space.make_config({4, 2, 1}), space.make_config({2, 2, 1})});
+  ctx.finish();
+  CHECK(seen == std::vector<std::string>{"log gpu_throttle at 2", "monitor gpu_throttle at 2"});
+  CHECK(recorder.events.back() == "end 3");
+}

@@ -19,15 +19,10 @@
 #include "run_monitor.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/t1.hpp"
-#include "gpuforecast/search/cache_writer.hpp"
-#include "gpuforecast/search/event_log.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/report.hpp"
 #include "gpuforecast/run/run.hpp"
-#include "gpuforecast/runtime/resumed_benchmarker.hpp"
-#include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/trace_writer.hpp"
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME) && __has_include("gpuforecast/runtime/cuda_benchmarker.hpp")
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif
@@ -278,48 +273,36 @@ void live_search(const SearchArgs& a) {
   prototype.spec = std::make_shared<const KernelSpec>(t1.kernel);
   const auto strategies = split_list(a.strategy);
   if (strategies.size() != 1) throw invalid_argument_error("live search runs one --strategy at a time");
-  auto strategy = make_strategy(strategies.front(), strategy_settings(a, strategies));
-  SearchContextOptions context_options;
-  context_options.progress = !a.no_progress && !a.json;
-  context_options.label = fmt::format("{} on {}", strategies.front(), prototype.device->name);
-  context_options.describe = cli::static_feature_describer(a.features, prototype);
-  std::optional<CacheFile> earlier;
-  if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
-    earlier = read_search_cache(a.cache, t1.space, prototype);
-  Trace trace;
+  Plan plan;
+  plan.strategy = strategies.front();
+  plan.settings = strategy_settings(a, strategies);
+  plan.budget = a.budget;
+  plan.budget_seconds = a.budget_seconds;
+  plan.seeds = 1;
+  plan.first_seed = a.first_seed;
+  plan.progress = !a.no_progress && !a.json;
+  auto& backend = plan.backend.emplace<CallerBackend>(
+      caller_backend(t1.space, prototype, std::make_shared<CudaBenchmarker>(std::move(bench))));
+  backend.describe = cli::static_feature_describer(a.features, prototype);
+  if (!a.trace.empty()) plan.outputs.trace_path = [&a](std::size_t) { return a.trace; };
+  if (!a.events.empty()) plan.outputs.events_path = [&a](std::size_t) { return a.events; };
+  if (!a.cache.empty()) plan.outputs.cache_path = [&a](std::size_t) { return a.cache; };
+  plan.outputs.resume = a.resume;
   cli::RunMonitor monitor(a.monitor, fmt::format("{} on {}", prototype.kernel, prototype.device->name),
                           cli::calibration_of_model(a.model));
-  const auto search_with = [&](auto benchmarker) {
-    SearchContext ctx(t1.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, context_options);
-    if (!a.cache.empty())
-      ctx.add_observer(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
-    if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
-    // The event log and the monitor are held here, not copied in: the GPU's health watch
-    // writes into them too.
-    std::optional<EventLog> log;
-    if (!a.events.empty()) ctx.add_observer(std::ref(log.emplace(a.events)));
+  plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
     ctx.add_observer(cli::StopOnInterrupt{});
-    std::vector<cli::DeviceHealthWatch::Sink> sinks;
-    if (log) sinks.push_back([&log](const SearchAnomaly& x) { log->on_anomaly(x); });
-    if (auto* hub = monitor.hub()) {
-      auto run = hub->observer(context_options.label);
-      ctx.add_observer(run);
-      sinks.push_back([run](const SearchAnomaly& x) mutable { run.on_anomaly(x); });
-    }
+    monitor.watch(ctx, fmt::format("{} on {}", strategies.front(), prototype.device->name));
+    // What the GPU itself says (throttling, temperature, ECC, Xid) reaches every observer as an
+    // anomaly: the event log and the monitor among them.
     std::string why;
     if (auto nvml = NvmlDevice::open(a.nvml_index, &why))
-      ctx.add_observer(cli::DeviceHealthWatch(std::move(*nvml), std::move(sinks)));
+      ctx.add_observer(cli::DeviceHealthWatch(std::move(*nvml), {[&ctx](const SearchAnomaly& x) { ctx.report_anomaly(x); }}));
     else
       fmt::print(stderr, "gpuforecast: the GPU's clocks, throttling, temperature, ECC and Xid errors are not watched: {}\n",
                  why);
-    strategy.run(ctx);
-    ctx.finish();
-    trace = ctx.trace();
   };
-  if (earlier)
-    search_with(ResumedBenchmarker<CudaBenchmarker>(std::move(bench), *earlier));
-  else
-    search_with(std::move(bench));
+  const Trace trace = gpuforecast::run(plan).runs.front().trace;
   monitor.finish();
   const TraceEntry* best = trace.best();
   std::size_t failed = 0;
@@ -344,28 +327,6 @@ void live_search(const SearchArgs& a) {
 #endif
 
 #if defined(GPUFORECAST_HAVE_MPI)
-// --mpi: rank 0 runs one strategy on one seed, the other ranks replay measurements for it. The
-// replay ranks answer with the stored median, so that which rank measured a candidate does not
-// change the result.
-// An observer shared by two threads (the search's and the farm's MPI thread), behind a lock.
-template <class O>
-struct LockedObserver {
-  O* observer;
-  std::mutex* mutex;
-  void on_begin(const gpuforecast::SearchBegin& e) {
-    std::lock_guard lock(*mutex);
-    observer->on_begin(e);
-  }
-  void on_measured(const gpuforecast::SearchMeasured& e) {
-    std::lock_guard lock(*mutex);
-    observer->on_measured(e);
-  }
-  void on_end(const gpuforecast::SearchEnd& e) {
-    std::lock_guard lock(*mutex);
-    observer->on_end(e);
-  }
-};
-
 // What a farm searches: the space, the candidates' prototype, the target device (empty: the
 // device of the lowest GPU rank), and with --replay the data (for the optimum).
 struct FarmSearch {
@@ -473,45 +434,30 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   }
   // With two or more worker ranks the strategies submit a candidate whenever a rank is free
   // (the coordinator is an AsyncBenchmarker), so no batch size needs choosing here.
-  auto strategy = make_strategy(strategies.front(), strategy_settings(a, strategies));
-  std::optional<CacheFile> earlier;
-  if (!a.cache.empty() && a.resume && std::filesystem::exists(a.cache))
-    earlier = read_search_cache(a.cache, search.space, prototype);
-  Trace trace;
-  const auto start = std::chrono::steady_clock::now();
+  Plan plan;
+  plan.strategy = strategies.front();
+  plan.settings = strategy_settings(a, strategies);
+  plan.budget = a.budget;
+  plan.budget_seconds = a.budget_seconds;
+  plan.seeds = 1;
+  plan.first_seed = a.first_seed;
+  const auto coordinator = std::make_shared<FarmCoordinator>(farm);  // copies share the farm
+  auto& backend = plan.backend.emplace<CallerBackend>(caller_backend(search.space, prototype, coordinator));
   // The cache takes each result as it reaches rank 0, not when its batch is complete: an
-  // aborted job (a rank killed) then loses none that came back. The context's own event for
-  // the same configuration finds it written already.
-  std::optional<KernelTunerCacheWriter> cache;
-  if (!a.cache.empty()) cache.emplace(earlier ? KernelTunerCacheWriter(a.cache, *earlier) : KernelTunerCacheWriter(a.cache));
-  // The farm's hook runs on its MPI thread, the search's observer on this one: one lock for both.
-  std::mutex cache_mutex;
-  const Trace no_trace;  // the cache writer reads config and measurement only
+  // aborted job (a rank killed) then loses none that came back.
+  backend.on_result = [coordinator](FarmCoordinator::ResultHook hook) { coordinator->on_result(std::move(hook)); };
+  backend.describe = cli::static_feature_describer(a.features, prototype);
+  if (!a.trace.empty()) plan.outputs.trace_path = [&a](std::size_t) { return a.trace; };
+  if (!a.events.empty()) plan.outputs.events_path = [&a](std::size_t) { return a.events; };
+  if (!a.cache.empty()) plan.outputs.cache_path = [&a](std::size_t) { return a.cache; };
+  plan.outputs.resume = a.resume;
+  const auto start = std::chrono::steady_clock::now();
   cli::RunMonitor monitor(a.monitor, fmt::format("{} on the farm", prototype.kernel), cli::calibration_of_model(a.model));
-  const auto search_with = [&](auto benchmarker) {
-    SearchContextOptions context_options;
-    context_options.describe = cli::static_feature_describer(a.features, prototype);
-    SearchContext ctx(search.space, prototype, std::move(benchmarker), Budget{a.budget, a.budget_seconds}, context_options);
-    if (cache) {
-      ctx.add_observer(LockedObserver<KernelTunerCacheWriter>{&*cache, &cache_mutex});
-      farm.on_result([&](const Candidate& c, const Measurement& m) {
-        std::lock_guard lock(cache_mutex);
-        cache->on_measured(SearchMeasured{0, c.config, m, no_trace});
-      });
-    }
-    if (!a.trace.empty()) ctx.add_observer(T4TraceWriter(a.trace));
-    if (!a.events.empty()) ctx.add_observer(EventLog(a.events));
+  plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
     ctx.add_observer(cli::StopOnInterrupt{});
     monitor.watch(ctx, fmt::format("{} on the farm", strategies.front()));
-    strategy.run(ctx);
-    ctx.finish();
-    farm.on_result({});
-    trace = ctx.trace();
   };
-  if (earlier)
-    search_with(ResumedBenchmarker<FarmCoordinator>(farm, *earlier));
-  else
-    search_with(farm);
+  const Trace trace = gpuforecast::run(plan).runs.front().trace;
   monitor.finish();
   farm.stop();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,12 +8,15 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -44,17 +47,48 @@ struct ReplayBackend {
   std::size_t workers = 1;
 };
 
-// A benchmarker of the caller's (a Python callable, a GPU the caller holds): the space and the
-// prototype candidate come with it. Its runs go one after another, never side by side.
+// A benchmarker of the caller's (a GPU the caller holds, a farm's rank 0, a Python callable):
+// the space and the prototype candidate come with it. Its runs go one after another, never
+// side by side. caller_backend() fills it from any Benchmarker or AsyncBenchmarker.
 struct CallerBackend {
   TuningSpace space;
   Candidate prototype;  // kernel, device, problem size and spec of every candidate
   std::function<std::vector<Measurement>(std::span<const Candidate>)> measure;
+  // Set for a benchmarker that measures several candidates at once (an AsyncBenchmarker: a
+  // farm's rank 0): the search then submits a candidate whenever a worker is free.
+  struct Async {
+    std::function<std::size_t()> workers;
+    std::function<std::uint64_t(const Candidate&)> submit;
+    std::function<std::vector<Landed>()> wait_any;
+  };
+  std::optional<Async> async;
+  // Set when results reach the caller before the search takes them (a farm's MPI thread): a
+  // run's cache registers here and writes each result as it arrives, so that a job killed
+  // mid-run loses none that came back; it is called with an empty function when the run ends.
+  std::function<void(std::function<void(const Candidate&, const Measurement&)>)> on_result;
+  // Adds what is known of a configuration before it runs (static features) to each candidate.
+  std::function<void(Candidate&)> describe;
   // When set and true for an exception thrown while measuring, that exception ends the search
   // as a normal end would (the observers see the end; a budget enforced by the caller, Kernel
   // Tuner's StopCriterionReached); it is thrown on from run() either way.
   std::function<bool(const std::exception_ptr&)> ends_search;
 };
+
+// A caller's back end measuring with `benchmarker` (kept alive by the back end).
+template <class B>
+  requires Benchmarker<B> || AsyncBenchmarker<B>
+[[nodiscard]] CallerBackend caller_backend(TuningSpace space, Candidate prototype, std::shared_ptr<B> benchmarker) {
+  CallerBackend c;
+  c.space = std::move(space);
+  c.prototype = std::move(prototype);
+  if constexpr (Benchmarker<B>)
+    c.measure = [benchmarker](std::span<const Candidate> candidates) { return benchmarker->measure(candidates); };
+  if constexpr (AsyncBenchmarker<B>)
+    c.async = CallerBackend::Async{[benchmarker] { return static_cast<std::size_t>(benchmarker->workers()); },
+                                   [benchmarker](const Candidate& candidate) { return benchmarker->submit(candidate); },
+                                   [benchmarker] { return benchmarker->wait_any(); }};
+  return c;
+}
 
 using Backend = std::variant<ReplayBackend, CallerBackend>;
 

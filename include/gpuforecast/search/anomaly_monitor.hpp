@@ -27,15 +27,6 @@ struct AnomalyMonitorOptions {
   RepeatAnomalyOptions repeats;
 };
 
-struct SearchAnomaly {
-  std::size_t index = 0;  // the measurement (1-based, as the trace) it was raised at
-  std::string kind;       // "slow_outlier", "slow_device", "step_drift", "repeat_trend" or "repeat_bimodal"
-  Config config;
-  double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
-  double p_value = 1;     // where the test has one (1 otherwise)
-  std::string detail;     // one sentence
-};
-
 class AnomalyMonitor {
  public:
   explicit AnomalyMonitor(AnomalyMonitorOptions options = {},

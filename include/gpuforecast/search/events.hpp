@@ -8,6 +8,7 @@
 // the context's own data: valid during the call only.
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gpuforecast/calibration/screening.hpp"
@@ -59,6 +60,19 @@ struct SearchScreened {
 struct SearchEnd {
   const Trace& trace;
   bool stopped = false;  // an observer asked the search to stop
+};
+
+// Odd GPU behaviour found while the search runs, reported beside the measurement it was raised
+// at, never in place of it (SearchContext::report_anomaly): a measurement far slower than its
+// forecast, a slower or drifting device (search/anomaly_monitor.hpp), or what the GPU itself
+// says (NVML: throttling, temperature, ECC, Xid).
+struct SearchAnomaly {
+  std::size_t index = 0;  // the measurement (1-based, as the trace) it was raised at
+  std::string kind;       // "slow_outlier", "slow_device", "step_drift", "repeat_trend" or "repeat_bimodal"
+  Config config;
+  double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
+  double p_value = 1;     // where the test has one (1 otherwise)
+  std::string detail;     // one sentence
 };
 
 }  // namespace gpuforecast

@@ -4,6 +4,7 @@
 //     on_begin(const SearchBegin&)        on_measured(const SearchMeasured&)
 //     on_round(const SearchRound&)        on_end(const SearchEnd&)
 //     on_screened(const SearchScreened&) on_forecasted(const SearchForecasted&)
+//     on_anomaly(const SearchAnomaly&)
 // on_measured and on_round may return bool: `true` asks the search to stop (the context then
 // reports exhausted(), and the strategy ends as it does at the end of its budget).
 // SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
@@ -32,8 +33,10 @@ concept ObservesScreened = requires(O& o, const SearchScreened& e) { o.on_screen
 template <class O>
 concept ObservesForecasted = requires(O& o, const SearchForecasted& e) { o.on_forecasted(e); };
 template <class O>
+concept ObservesAnomaly = requires(O& o, const SearchAnomaly& e) { o.on_anomaly(e); };
+template <class O>
 concept SearchObserver = ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O> ||
-                         ObservesScreened<O> || ObservesForecasted<O>;
+                         ObservesScreened<O> || ObservesForecasted<O> || ObservesAnomaly<O>;
 
 namespace detail {
 
@@ -57,7 +60,8 @@ template <class O>
   static_assert(SearchObserver<O>,
                 "a search observer must implement at least one of on_begin(const SearchBegin&), "
                 "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
-                "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&)");
+                "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&), "
+                "on_anomaly(const SearchAnomaly&)");
   if constexpr (ObservesMeasured<O>)
     static_assert(stop_answer<decltype(std::declval<O&>().on_measured(std::declval<const SearchMeasured&>()))>,
                   "on_measured must return void, or bool (true: stop the search)");
@@ -76,6 +80,9 @@ template <class O>
   if constexpr (ObservesForecasted<O>)
     static_assert(std::is_void_v<decltype(std::declval<O&>().on_forecasted(std::declval<const SearchForecasted&>()))>,
                   "on_forecasted must return void");
+  if constexpr (ObservesAnomaly<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_anomaly(std::declval<const SearchAnomaly&>()))>,
+                  "on_anomaly must return void");
   return SearchObserver<O>;
 }
 
@@ -109,6 +116,7 @@ class AnyObserver {
   void end(const SearchEnd& e) { m_self->end(e); }
   void screened(const SearchScreened& e) { m_self->screened(e); }
   void forecasted(const SearchForecasted& e) { m_self->forecasted(e); }
+  void anomaly(const SearchAnomaly& e) { m_self->anomaly(e); }
 
  private:
   struct Concept {
@@ -119,6 +127,7 @@ class AnyObserver {
     virtual void end(const SearchEnd& e) = 0;
     virtual void screened(const SearchScreened& e) = 0;
     virtual void forecasted(const SearchForecasted& e) = 0;
+    virtual void anomaly(const SearchAnomaly& e) = 0;
   };
   template <class O>
   struct Model final : Concept {
@@ -144,6 +153,9 @@ class AnyObserver {
     }
     void forecasted(const SearchForecasted& e) override {
       if constexpr (ObservesForecasted<T>) U::get(value).on_forecasted(e);
+    }
+    void anomaly(const SearchAnomaly& e) override {
+      if constexpr (ObservesAnomaly<T>) U::get(value).on_anomaly(e);
     }
     O value;
   };

@@ -66,7 +66,7 @@ class SearchContext {
     static_assert(SearchObserver<T>,
                   "SearchContext::add_observer: the type implements none of on_begin(const SearchBegin&), "
                   "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
-                  "on_screened(const SearchScreened&)");
+                  "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&), on_anomaly(const SearchAnomaly&)");
     if constexpr (SearchObserver<T>) m_observers.emplace_back(std::move(observer));
   }
   // Tells the observers that the search has ended (once; later calls do nothing). The strategy
@@ -77,6 +77,9 @@ class SearchContext {
   void report_screening(const SearchScreened& event);
   // A model-ranked strategy's decisions on its proposals, before it chooses among them.
   void report_forecasts(const SearchForecasted& event);
+  // Odd behaviour found while searching (an observer watching the GPU, a monitor): every
+  // observer with on_anomaly sees it, in the order they were added.
+  void report_anomaly(const SearchAnomaly& anomaly);
 
   [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
   [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }
