@@ -417,8 +417,8 @@ std::vector<StaticFeatureCoverage> attach_static_features(std::vector<SpaceData>
     if (space.device) c.architecture = nvidia_architecture(*space.device);
     const StaticFeatureTable* table = find_static_feature_table(tables, space.kernel, space.device.get());
     if (c.architecture.empty()) {
-      c.note = fmt::format("no static features for {} (not an NVIDIA GPU with a compute capability in the device table; "
-                           "there is no HIP compiler here)",
+      c.note = fmt::format("{} is not an NVIDIA GPU with a compute capability in the device table: no static features "
+                           "(there is no HIP compiler here)",
                            space.device ? space.device->name : "an unknown device");
     } else if (!table) {
       c.note = fmt::format("no table for {} on {}", space.kernel, c.architecture);
