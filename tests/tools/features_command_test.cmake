@@ -19,6 +19,8 @@ run(again ok "0 configurations compiled .* 6 were already known"
     features "${rtx3090}" --kernel "${t1}" --output "${table}" --sample 6 --seed 3)
 run(more ok "2 configurations compiled .* 6 were already known.*8 configurations"
     features "${rtx3090}" --kernel "${t1}" --output "${table}" --sample 8 --seed 3)
+run(smaller ok "pnpoly for sm_86: 8 of 4092 configurations.*0 configurations compiled .* 8 were already known"
+    features "${rtx3090}" --kernel "${t1}" --output "${table}" --sample 4 --seed 3)
 if(EXISTS "${table}.partial")
   message(FATAL_ERROR "the journal ${table}.partial is left after a finished run")
 endif()

@@ -101,7 +101,9 @@ std::vector<Config> seeded_sample(std::vector<Config> configs, std::size_t n, st
 }
 
 // The table so far: the finished output, then what an interrupted run left in the journal.
-StaticFeatureTable table_so_far(const FeaturesArgs& a, const Population& p, const std::string& journal) {
+// `stored_sample`: the sample size the finished output states (0 without one).
+StaticFeatureTable table_so_far(const FeaturesArgs& a, const Population& p, const std::string& journal,
+                                std::size_t& stored_sample) {
   StaticFeatureTable t;
   t.parameters = p.parameters;
   auto merge = [&](const StaticFeatureTable& earlier, const std::string& path) {
@@ -115,7 +117,12 @@ StaticFeatureTable table_so_far(const FeaturesArgs& a, const Population& p, cons
     if (t.feature_names.empty()) t.feature_names = earlier.feature_names;
     for (const auto& row : earlier.rows()) t.add(earlier.config_of(row), row.compiled, earlier.features_of(row), row.error);
   };
-  if (std::filesystem::exists(a.output)) merge(read_static_feature_table(a.output), a.output);
+  stored_sample = 0;
+  if (std::filesystem::exists(a.output)) {
+    const StaticFeatureTable stored = read_static_feature_table(a.output);
+    stored_sample = stored.sample_size;
+    merge(stored, a.output);
+  }
   if (std::filesystem::exists(journal)) merge(read_static_feature_table(journal, true), journal);
   return t;
 }
@@ -133,19 +140,22 @@ void features(const FeaturesArgs& a) {
   if (t1.kernel.source.empty())
     throw input_error(a.kernel, "KernelFile", fmt::format("\"{}\" is not beside the spec: give --source", t1.kernel.kernel_file));
 
-  const std::size_t size = a.sample == 0 ? population.configs.size() : std::min(a.sample, population.configs.size());
-  const std::vector<Config> sample = seeded_sample(population.configs, size, a.seed);
   const std::string journal = a.output + ".partial";
   if (const auto folder = std::filesystem::path(a.output).parent_path(); !folder.empty())
     std::filesystem::create_directories(folder);
-  StaticFeatureTable table = table_so_far(a, population, journal);
+  std::size_t stored_sample = 0;
+  StaticFeatureTable table = table_so_far(a, population, journal, stored_sample);
+  // The first `size` of the seeded permutation: a stored table is extended, never shrunk.
+  const std::size_t asked = a.sample == 0 ? population.configs.size() : std::min(a.sample, population.configs.size());
+  const std::size_t size = std::max(asked, stored_sample);
+  const std::vector<Config> sample = seeded_sample(population.configs, size, a.seed);
   table.kernel = population.kernel;
   table.architecture = population.target;
   table.compiler = "NVRTC " + NvrtcCompiler::nvrtc_version();
   table.parameters = population.parameters;
   table.sources = population.sources;
   table.population = population.configs.size();
-  table.sample_size = std::max(size, table.size());
+  table.sample_size = size;
   table.sample_seed = a.seed;
 
   CompilerOptions options;
@@ -168,16 +178,16 @@ void features(const FeaturesArgs& a) {
   };
   const FeatureExtractionReport r = extract_static_features(compiler, t1.kernel, sample, table.architecture, table, run);
 
-  // The stored order is the sample's, whatever order the threads finished in.
+  // The table is the sample, in its order, whatever order the threads finished in; what the
+  // journal holds beyond it (a larger run that was interrupted) stays there for a larger one.
   StaticFeatureTable ordered = table.empty_copy();
-  auto copy_row = [&](const Config& c) {
-    const auto* row = table.find(c);
-    if (row && !ordered.find(c)) ordered.add(c, row->compiled, table.features_of(*row), row->error);
-  };
-  for (const auto& c : sample) copy_row(c);
-  for (const auto& c : population.configs) copy_row(c);  // rows of an earlier, larger sample
+  for (const auto& c : sample)
+    if (const auto* row = table.find(c)) ordered.add(c, row->compiled, table.features_of(*row), row->error);
   write_static_feature_table(ordered, a.output);
-  std::filesystem::remove(journal);
+  if (table.size() == ordered.size())
+    std::filesystem::remove(journal);
+  else
+    fmt::print("{} results beyond this sample stay in {} for a larger one\n", table.size() - ordered.size(), journal);
   fmt::print("{} configurations compiled in {:.1f} s ({:.2f} per second), {} of them from the compile cache, {} failed "
              "to compile; {} were already known\n",
              r.compiled, r.seconds, r.configurations_per_second(), r.compiled - r.nvrtc_compiles, r.failed,
