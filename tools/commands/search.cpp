@@ -169,6 +169,22 @@ gpuforecast::LlmCalls operator-(const gpuforecast::LlmCalls& a, const gpuforecas
           a.retries - b.retries};
 }
 
+// A live or farm search: one strategy, one seed, its records at the paths given (no .seedN).
+[[maybe_unused]] gpuforecast::Plan single_run_plan(const SearchArgs& a, const std::vector<std::string>& strategies) {
+  gpuforecast::Plan plan;
+  plan.strategy = strategies.front();
+  plan.settings = strategy_settings(a, strategies);
+  plan.budget = a.budget;
+  plan.budget_seconds = a.budget_seconds;
+  plan.seeds = 1;
+  plan.first_seed = a.first_seed;
+  if (!a.trace.empty()) plan.outputs.trace_path = [&a](std::size_t) { return a.trace; };
+  if (!a.events.empty()) plan.outputs.events_path = [&a](std::size_t) { return a.events; };
+  if (!a.cache.empty()) plan.outputs.cache_path = [&a](std::size_t) { return a.cache; };
+  plan.outputs.resume = a.resume;
+  return plan;
+}
+
 // The replayed space, with --features joined to it.
 std::shared_ptr<const gpuforecast::SpaceData> load_replay_data(const SearchArgs& a) {
   using namespace gpuforecast;
@@ -273,21 +289,11 @@ void live_search(const SearchArgs& a) {
   prototype.spec = std::make_shared<const KernelSpec>(t1.kernel);
   const auto strategies = split_list(a.strategy);
   if (strategies.size() != 1) throw invalid_argument_error("live search runs one --strategy at a time");
-  Plan plan;
-  plan.strategy = strategies.front();
-  plan.settings = strategy_settings(a, strategies);
-  plan.budget = a.budget;
-  plan.budget_seconds = a.budget_seconds;
-  plan.seeds = 1;
-  plan.first_seed = a.first_seed;
+  Plan plan = single_run_plan(a, strategies);
   plan.progress = !a.no_progress && !a.json;
   auto& backend = plan.backend.emplace<CallerBackend>(
       caller_backend(t1.space, prototype, std::make_shared<CudaBenchmarker>(std::move(bench))));
   backend.describe = cli::static_feature_describer(a.features, prototype);
-  if (!a.trace.empty()) plan.outputs.trace_path = [&a](std::size_t) { return a.trace; };
-  if (!a.events.empty()) plan.outputs.events_path = [&a](std::size_t) { return a.events; };
-  if (!a.cache.empty()) plan.outputs.cache_path = [&a](std::size_t) { return a.cache; };
-  plan.outputs.resume = a.resume;
   cli::RunMonitor monitor(a.monitor, fmt::format("{} on {}", prototype.kernel, prototype.device->name),
                           cli::calibration_of_model(a.model));
   plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
@@ -434,23 +440,13 @@ void run_farm_ranks(const gpuforecast::FarmSession& session, const SearchArgs& a
   }
   // With two or more worker ranks the strategies submit a candidate whenever a rank is free
   // (the coordinator is an AsyncBenchmarker), so no batch size needs choosing here.
-  Plan plan;
-  plan.strategy = strategies.front();
-  plan.settings = strategy_settings(a, strategies);
-  plan.budget = a.budget;
-  plan.budget_seconds = a.budget_seconds;
-  plan.seeds = 1;
-  plan.first_seed = a.first_seed;
+  Plan plan = single_run_plan(a, strategies);
   const auto coordinator = std::make_shared<FarmCoordinator>(farm);  // copies share the farm
   auto& backend = plan.backend.emplace<CallerBackend>(caller_backend(search.space, prototype, coordinator));
   // The cache takes each result as it reaches rank 0, not when its batch is complete: an
   // aborted job (a rank killed) then loses none that came back.
   backend.on_result = [coordinator](FarmCoordinator::ResultHook hook) { coordinator->on_result(std::move(hook)); };
   backend.describe = cli::static_feature_describer(a.features, prototype);
-  if (!a.trace.empty()) plan.outputs.trace_path = [&a](std::size_t) { return a.trace; };
-  if (!a.events.empty()) plan.outputs.events_path = [&a](std::size_t) { return a.events; };
-  if (!a.cache.empty()) plan.outputs.cache_path = [&a](std::size_t) { return a.cache; };
-  plan.outputs.resume = a.resume;
   const auto start = std::chrono::steady_clock::now();
   cli::RunMonitor monitor(a.monitor, fmt::format("{} on the farm", prototype.kernel), cli::calibration_of_model(a.model));
   plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
