@@ -5,3 +5,4 @@
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/report.hpp"
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/run/search_target.hpp"

@@ -5,11 +5,14 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "farm/mpi_messages.hpp"
 #include "farm/wire.hpp"
 #include "farm/worker_faults.hpp"
+#include "common/parse_number.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
@@ -37,6 +40,24 @@ void refuse_farm(const std::string& reason) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) throw invalid_argument_error("refuse_farm: rank 0 coordinates; workers are ranks 1 and up");
   detail::mpi::send(0, detail::wire::refuse, reason);
+}
+
+detail::farm::WorkerFaults detail::farm::parse_worker_faults(const std::string& spec, int rank) {
+  WorkerFaults faults;
+  if (spec.empty()) return faults;
+  std::vector<std::string> parts;
+  for (std::size_t from = 0;;) {
+    const auto colon = spec.find(':', from);
+    parts.push_back(spec.substr(from, colon - from));
+    if (colon == std::string::npos) break;
+    from = colon + 1;
+  }
+  if (parts.size() != 3 || (parts[1] != "die" && parts[1] != "hang"))
+    throw invalid_argument_error(fmt::format("--farm-fault {}: give RANK:die:N or RANK:hang:N", spec));
+  if (detail::parse_number<int>("--farm-fault RANK", parts[0]) == rank)
+    (parts[1] == "die" ? faults.die_after : faults.hang_after) =
+        detail::parse_number<std::size_t>("--farm-fault N", parts[2]);
+  return faults;
 }
 
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options) {

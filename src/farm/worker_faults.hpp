@@ -3,6 +3,7 @@
 // mpirun job (`gpuforecast search --mpi --farm-fault`). Not installed: the public
 // serve_farm() never injects any.
 #include <cstddef>
+#include <string>
 
 #include "gpuforecast/farm/farm_worker.hpp"
 
@@ -15,6 +16,11 @@ struct WorkerFaults {
   std::size_t hang_after = 0;
   double hang_seconds = 3600;
 };
+
+// --farm-fault RANK:die:N or RANK:hang:N, as the rank `rank` takes it: the faults it injects
+// (none when the fault is another rank's). Every rank parses it, so that a malformed one stops
+// rank 0 too; throws invalid_argument_error naming the text.
+[[nodiscard]] WorkerFaults parse_worker_faults(const std::string& spec, int rank);
 
 void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options,
                 const WorkerFaults& faults);

@@ -155,4 +155,69 @@ void write_svg_report(const SearchComparison& c, const std::string& path) {
   plot.save(path);
 }
 
+namespace {
+
+std::size_t failed_of(const Trace& trace) {
+  std::size_t failed = 0;
+  for (const auto& e : trace.entries()) failed += e.measurement.ok() ? 0 : 1;
+  return failed;
+}
+
+double per_second(std::size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+nlohmann::json best_json(const TraceEntry& best) {
+  return {{"config", best.config.to_string()}, {"median_ms", best.measurement.median_ms}, {"found_at", best.index}};
+}
+
+}  // namespace
+
+std::string text_report(const MeasuredRun& r) {
+  const TraceEntry* best = r.trace.best();
+  std::string out;
+  if (!r.farm) {
+    out = fmt::format("{} on {}: {} measurements ({} failed), {:.1f} s of compiling and measuring\n", r.strategy,
+                      r.device, r.trace.size(), failed_of(r.trace), r.trace.total_cost_s());
+    out += best ? fmt::format("best: {:.4g} ms [{}], found at measurement {}\n", best->measurement.median_ms,
+                              best->config.to_string(), best->index)
+                : "no configuration ran successfully\n";
+    return out;
+  }
+  out = fmt::format("{} over {} worker ranks: {} measurements ({} failed) in {:.2f} s ({:.1f} per s)\n", r.strategy,
+                    r.farm->size(), r.trace.size(), failed_of(r.trace), r.wall_seconds,
+                    per_second(r.trace.size(), r.wall_seconds));
+  if (best)
+    out += fmt::format("best: {:.4g} ms [{}], found at measurement {}{}\n", best->measurement.median_ms,
+                       best->config.to_string(), best->index,
+                       r.replay.empty() ? "" : fmt::format(" (optimum {:.4g} ms)", r.optimum_ms));
+  for (const auto& w : *r.farm)
+    out += fmt::format("rank {}: {} measurements{}\n", w.rank, w.measured, w.reason.empty() ? "" : ", " + w.reason);
+  return out;
+}
+
+std::string json_report(const MeasuredRun& r) {
+  const TraceEntry* best = r.trace.best();
+  nlohmann::json j;
+  if (!r.farm) {
+    j = {{"kernel", r.kernel},           {"device", r.device},          {"strategy", r.strategy},
+         {"measurements", r.trace.size()}, {"failed", failed_of(r.trace)}, {"seconds", r.trace.total_cost_s()}};
+  } else {
+    j = {{"strategy", r.strategy},
+         {"workers", r.farm->size()},
+         {"device", r.device},
+         {"measurements", r.trace.size()},
+         {"failed", failed_of(r.trace)},
+         {"wall_seconds", r.wall_seconds},
+         {"measurements_per_second", per_second(r.trace.size(), r.wall_seconds)},
+         {"charged_seconds", r.trace.total_cost_s()}};
+    if (!r.replay.empty()) j["replay"] = r.replay, j["optimum_ms"] = r.optimum_ms;
+    else j["kernel"] = r.kernel;
+  }
+  if (best) j["best"] = best_json(*best);
+  if (r.farm)
+    for (const auto& w : *r.farm)
+      j["ranks"].push_back({{"rank", w.rank}, {"device", w.device}, {"measured", w.measured}, {"lost", w.lost},
+                            {"reason", w.reason}});
+  return j.dump(2);
+}
+
 }  // namespace gpuforecast

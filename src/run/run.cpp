@@ -1,4 +1,5 @@
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/run/search_target.hpp"
 
 #include <fmt/core.h>
 
@@ -179,11 +180,7 @@ Result run_replay(const Plan& plan, const ReplayBackend& backend) {
     const Observation* o = lookup.find(c);
     return o && o->measurement.ok() ? o->measurement.median_ms : 0.0;
   };
-  Candidate prototype;
-  prototype.kernel = data.kernel;
-  prototype.problem_size = data.problem_size;
-  prototype.device = data.device;
-  if (!data.observations.empty()) prototype.spec = data.observations.front().candidate.spec;
+  const SearchTarget target = search_target(data);
   // Static features joined to the data (attach_static_features) reach the strategy's candidates
   // too, so that a model sees in its proposals what it learnt from measurements.
   const bool with_static_features =
@@ -206,7 +203,7 @@ Result run_replay(const Plan& plan, const ReplayBackend& backend) {
     auto strategy = strategy_for(plan, seed);
     ReplayBenchmarker bench(backend.data, ReplayOptions{seed * 0x9E3779B97F4A7C15ULL, backend.sampling,
                                                         backend.time_scale, backend.sentinel_repeats});
-    SeedSearch one(plan, i, data.space, prototype);
+    SeedSearch one(plan, i, target.space, target.prototype);
     if (with_static_features) one.options.describe = describe_by_stored_features;
     one.options.progress = bar;
     SeedRun& run = runs[i];
