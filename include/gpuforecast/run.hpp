@@ -6,3 +6,4 @@
 #include "gpuforecast/run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/run/search_target.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"

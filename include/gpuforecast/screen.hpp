@@ -8,14 +8,14 @@
 //     if (!s.skip[i]) measure(candidates[i]);
 //
 // `calibration` holds measurements of the same kernel and device that the model did not train
-// on; the model forecasts them, and calibration/screening.hpp certifies the rule from those
+// on; the model forecasts them, and stats/screening.hpp certifies the rule from those
 // pairs at `incumbent_ms`: with probability >= 1 - delta, among candidates truly faster than
 // incumbent_ms * (1 - tolerance), the share skipped is <= alpha. Candidates and calibration
 // observations are checked as forecast() checks them.
 #include <span>
 #include <vector>
 
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/export.hpp"
 #include "gpuforecast/forecast.hpp"

@@ -14,7 +14,6 @@
 #include "gpuforecast/search/resume.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/search_report.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
 #include "gpuforecast/search/surrogate_filtered.hpp"
 #include "gpuforecast/search/trace.hpp"
 #include "gpuforecast/search/trace_writer.hpp"

@@ -18,7 +18,7 @@
 #include "gpuforecast/calibration/deferral.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"

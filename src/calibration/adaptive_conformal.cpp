@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

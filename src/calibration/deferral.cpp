@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "calibration/normal.hpp"
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "stats/normal.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

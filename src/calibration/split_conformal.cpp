@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -283,6 +283,16 @@ Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
 
 }  // namespace
 
+std::function<std::string(std::size_t)> file_per_run(std::string base, std::size_t runs) {
+  if (base.empty()) return {};
+  return [base = std::move(base), runs](std::size_t run) {
+    if (runs == 1) return base;
+    const auto dot = base.find(".json");
+    if (dot == std::string::npos) return fmt::format("{}.seed{}", base, run + 1);
+    return fmt::format("{}.seed{}{}", base.substr(0, dot), run + 1, base.substr(dot));
+  };
+}
+
 Result run(const Plan& plan) {
   if (const auto* replay = std::get_if<ReplayBackend>(&plan.backend)) return run_replay(plan, *replay);
   return run_on_caller(plan, std::get<CallerBackend>(plan.backend));

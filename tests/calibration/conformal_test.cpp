@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 #include "gpuforecast/calibration/cqr.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/nonconformity.hpp"

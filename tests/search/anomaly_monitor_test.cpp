@@ -15,7 +15,7 @@
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"
 #include "support/data.hpp"
 
 using namespace gpuforecast;

@@ -15,7 +15,7 @@
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"

@@ -14,8 +14,6 @@ import sys
 
 NOT_YET_REMOVED = {
     ("core", "surrogate"): "the binary archive is still in surrogate/ (issue 45 moves it to core/)",
-    ("search", "calibration"): "screening and anomaly tests still reach strategies directly (issue 40: through the runner)",
-    ("search", "compose"): "the strategy registry still builds the strategy's model (issue 40: through the runner)",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]gpuforecast/([a-z_]+)/', re.M)

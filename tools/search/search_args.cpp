@@ -9,7 +9,7 @@
 #include "common/split_list.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/run/replay_space.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"
 #include "static_features_option.hpp"
 
 namespace gpuforecast::cli {

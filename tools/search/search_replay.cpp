@@ -36,20 +36,11 @@ LlmCalls operator-(const LlmCalls& a, const LlmCalls& b) {
 }
 
 // Run i's file of strategy `name`: with several strategies trace.json -> random.trace.json, in
-// the same folder; with several seeds trace.json -> trace.seed3.json.
+// the same folder; with several seeds trace.json -> trace.seed3.json (file_per_run).
 std::function<std::string(std::size_t)> run_file(const SearchArgs& a, const std::string& name, const std::string& given) {
-  if (given.empty()) return {};
-  std::string base = given;
-  if (a.strategies.size() > 1) {
-    const std::filesystem::path p(given);
-    base = (p.parent_path() / (name + "." + p.filename().string())).string();
-  }
-  return [base, seeds = a.seeds](std::size_t run) {
-    if (seeds == 1) return base;
-    const auto dot = base.find(".json");
-    if (dot == std::string::npos) return fmt::format("{}.seed{}", base, run + 1);
-    return fmt::format("{}.seed{}{}", base.substr(0, dot), run + 1, base.substr(dot));
-  };
+  if (given.empty() || a.strategies.size() == 1) return file_per_run(given, a.seeds);
+  const std::filesystem::path p(given);
+  return file_per_run((p.parent_path() / (name + "." + p.filename().string())).string(), a.seeds);
 }
 
 Plan replay_plan(const SearchArgs& a, const std::string& name, std::shared_ptr<const SpaceData> data) {

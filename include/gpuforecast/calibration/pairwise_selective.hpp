@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpuforecast/calibration/candidate_pairs.hpp"
-#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/stats/learn_then_test.hpp"
 #include "gpuforecast/calibration/ordinal_conformal.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/export.hpp"

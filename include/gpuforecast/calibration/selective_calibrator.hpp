@@ -10,7 +10,7 @@
 
 #include "gpuforecast/calibration/adaptive_conformal.hpp"
 #include "gpuforecast/calibration/deferral.hpp"
-#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/stats/learn_then_test.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/decision.hpp"

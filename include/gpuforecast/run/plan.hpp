@@ -21,7 +21,7 @@
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -106,6 +106,11 @@ struct RunOutputs {
   // cache starts the run afresh.
   bool resume = false;
 };
+
+// Run i's file for a plan of `runs` runs writing one each: `base` itself for one run; else
+// ".seedN" (N = i + 1) inserted before the first ".json" (trace.json.gz -> trace.seed3.json.gz),
+// or appended when there is none. Empty for an empty base (nothing written).
+[[nodiscard]] std::function<std::string(std::size_t run)> file_per_run(std::string base, std::size_t runs);
 
 struct Plan {
   Backend backend;

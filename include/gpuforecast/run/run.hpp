@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/run/plan.hpp"
 #include "gpuforecast/search/search_report.hpp"
 #include "gpuforecast/search/trace.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // A search observer that flags odd GPU behaviour as the measurements land (the tests and their
-// error rates: calibration/anomaly_tests.hpp): a measurement much slower than the forecast the
+// error rates: stats/anomaly_tests.hpp): a measurement much slower than the forecast the
 // model made of it before it was measured; when the benchmarker times a sentinel with each
 // measurement (Measurement::sentinel_ms), a device slower than before at that measurement and a
 // lasting step of the sentinel; without one, a lasting shift of measured against forecast; and
@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpuforecast/calibration/anomaly_tests.hpp"
+#include "gpuforecast/stats/anomaly_tests.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/search/events.hpp"
 #include "gpuforecast/export.hpp"

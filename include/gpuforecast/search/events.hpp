@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/decision.hpp"

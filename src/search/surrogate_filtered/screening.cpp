@@ -7,7 +7,6 @@
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/search/search_context.hpp"
 
 namespace gpuforecast {
@@ -77,14 +76,13 @@ void restore_lowest(std::vector<bool>& skipped, std::size_t& dropped, const std:
 
 RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::move(options)) {
   m_rule = certify_screening(std::span<const ScreeningPair>{}, m_options.rule);  // checks the options
-  if (!m_options.calibration && !m_options.calibration_path.empty()) {
-    const std::vector<std::string> files{m_options.calibration_path};
-    auto ok = Dataset::load(files).observations(true);
-    if (ok.empty())
-      throw invalid_argument_error(fmt::format("screen_calibration {}: no successful measurement to calibrate on",
-                                               m_options.calibration_path));
-    m_options.calibration = std::make_shared<const std::vector<Observation>>(std::move(ok));
-  }
+  // The file is read where the strategy is made (make_strategy, run/strategy_registry.hpp): a
+  // strategy given a path it cannot use says so rather than screening without it.
+  if (!m_options.calibration && !m_options.calibration_path.empty())
+    throw invalid_argument_error(fmt::format(
+        "screen_calibration {}: the file's measurements were not loaded (make_strategy reads it; a strategy made "
+        "directly takes them in ScreeningStageOptions::calibration)",
+        m_options.calibration_path));
 }
 
 std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,

@@ -1,5 +1,5 @@
 #pragma once
-// Certified screening inside the surrogate-filtered search (calibration/screening.hpp has the
+// Certified screening inside the surrogate-filtered search (stats/screening.hpp has the
 // rule and its guarantee). Each ranked round, the proposals the rule certifies as no improvement
 // over the incumbent are dropped before batch selection, and the round is reported to the
 // observers (SearchScreened). Two calibrations:
@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/observation.hpp"
@@ -48,7 +48,8 @@ struct ScreeningStageOptions {
   // Offline calibration: measurements of the same kernel and device the model is not trained
   // on (`screen_calibration` FILE, or set in memory). Each round the current model forecasts
   // those the search has not measured, and they calibrate the rule at the round's incumbent:
-  // the exact guarantee when they are a random sample of the space. Empty: prequential.
+  // the exact guarantee when they are a random sample of the space. Empty: prequential. The
+  // file is read by make_strategy into `calibration`.
   std::string calibration_path;
   std::shared_ptr<const std::vector<Observation>> calibration;
 };

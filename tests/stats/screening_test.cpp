@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "fixed_predictions.hpp"
-#include "gpuforecast/calibration/learn_then_test.hpp"
-#include "gpuforecast/calibration/screening.hpp"
+#include "calibration/fixed_predictions.hpp"
+#include "gpuforecast/stats/learn_then_test.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/strategy_registry.hpp"
+#include "gpuforecast/run/strategy_registry.hpp"
 
 #include <fmt/core.h>
 
@@ -8,6 +8,7 @@
 
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/search/genetic.hpp"
 #include "gpuforecast/search/random_search.hpp"
 #include "gpuforecast/search/surrogate_filtered.hpp"
@@ -34,6 +35,14 @@ AnyStrategy make_genetic(const StrategySettings& s) {
   return GeneticSearch(o);
 }
 
+// The measurements of a screen_calibration file that calibrate the screening rule.
+std::shared_ptr<const std::vector<Observation>> screening_calibration(const std::string& path) {
+  auto ok = Dataset::load(std::vector<std::string>{path}).observations(true);
+  if (ok.empty())
+    throw invalid_argument_error(fmt::format("screen_calibration {}: no successful measurement to calibrate on", path));
+  return std::make_shared<const std::vector<Observation>>(std::move(ok));
+}
+
 // A model that forecasts from the start gets the "pre-trained" preset, any other the defaults
 // ("from-scratch"); options given by name override either.
 AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
@@ -41,6 +50,7 @@ AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   const char* preset = s.surrogate == "llm" ? "llm" : pretrained ? "pre-trained" : "from-scratch";
   SurrogateFilteredOptions o = surrogate_filtered_options_table().parse(s.options, surrogate_filtered_preset(preset));
   if (s.screening_calibration) o.screening.calibration = s.screening_calibration;
+  else if (!o.screening.calibration_path.empty()) o.screening.calibration = screening_calibration(o.screening.calibration_path);
   o.seed = s.seed;
   SelectiveModel model = s.model_factory ? s.model_factory()
                                          : make_selective_model({.model_path = s.model_path,

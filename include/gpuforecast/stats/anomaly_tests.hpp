@@ -11,7 +11,7 @@
 //     restart. With k = 0.5 and a known centre and spread, a stationary Gaussian series alarms
 //     about once in 900 measurements at h = 5 and once in 19,000 at h = 8 (Siegmund's
 //     approximation of the in-control run length); estimated from 30 ratios they are noisy and
-//     the rate is higher (4 alarms in 5,000 at h = 8 in tests/calibration/anomaly_tests_test.cpp).
+//     the rate is higher (4 alarms in 5,000 at h = 8 in tests/stats/anomaly_tests_test.cpp).
 //     A search's ratios are not stationary either (the model learns), so benchmarks/anomalies
 //     measures the false alarms it really raises.
 //   - SlowDeviceTest: a device that ran its sentinel (a fixed reference kernel timed with every

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/anomaly_tests.hpp"
+#include "gpuforecast/stats/anomaly_tests.hpp"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
-#include "normal.hpp"
+#include "stats/normal.hpp"
 
 namespace gpuforecast {
 

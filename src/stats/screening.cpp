@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/screening.hpp"
+#include "gpuforecast/stats/screening.hpp"
 
 #include <fmt/core.h>
 
@@ -7,8 +7,8 @@
 #include <functional>
 #include <limits>
 
-#include "gpuforecast/calibration/conformal_quantile.hpp"
-#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "gpuforecast/stats/learn_then_test.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -1,7 +1,9 @@
 #pragma once
-// Strategies by name, for the CLI and benchmarks. Built in: "random", "genetic", "surrogate".
-// Each factory reads its options struct's fields from StrategySettings::options through the
-// struct's OptionsTable, so `--option population_size=30` reaches GeneticOptions::population_size.
+// Strategies by name, as a Plan names them. Built in: "random", "genetic", "surrogate". Each
+// factory reads its options struct's fields from StrategySettings::options through the struct's
+// OptionsTable, so `--option population_size=30` reaches GeneticOptions::population_size; the
+// runner's side of it makes what a strategy is given: the surrogate's model (a file, an online
+// surrogate, a caller's factory) and its screening calibration file.
 #include <cstdint>
 #include <functional>
 #include <map>

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/learn_then_test.hpp"
+#include "gpuforecast/stats/learn_then_test.hpp"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "gpuforecast/calibration/conformal_quantile.hpp"
+#include "gpuforecast/stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
