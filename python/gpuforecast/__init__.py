@@ -33,12 +33,13 @@ from ._gpuforecast import (  # noqa: F401  (re-exported)
 )
 from ._columns import columns_of
 from .events import read_events
+from .search import Plan, Result, SeedRun, run
 
 __version__ = _native.__version__
 
 __all__ = [
     "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "read_events",
-    "surrogate_names",
+    "surrogate_names", "Plan", "Result", "SeedRun", "run",
     "Error", "InputError", "ConfigurationError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
     "CudaError",
 ]

@@ -24,8 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import Model, Space, load
-from . import _gpuforecast as _native
+from . import Model, Plan, Space, load, run
 
 __all__ = ["Strategy", "rank", "space_of"]
 
@@ -222,8 +221,10 @@ class Strategy:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore" if not tuning_options.get("verbose", False) else "default")
-                _native._surrogate_search(space, kernel, device, _problem_size(runner), measure, budget,
-                                          seed, self.model_path, self.surrogate, self.options, self.events)
+                run(Plan(strategy="surrogate", space=space, measure=measure, kernel=kernel, device=device,
+                         problem_size=_problem_size(runner), stops=(StopCriterionReached,), model=self.model_path or None,
+                         surrogate=self.surrogate, options=self.options, budget=budget, seeds=1, first_seed=seed,
+                         events=self.events or None))
         except StopCriterionReached as e:
             if tuning_options.get("verbose", False):
                 print(e)

@@ -1,5 +1,6 @@
-// The surrogate-filtered search (make_strategy("surrogate")) measuring through a Python
-// callable: the C++ search runs without the GIL and takes it back only to measure.
+// gpuforecast.run(Plan): a search on replayed data, or measuring through a Python callable (the
+// Kernel Tuner strategy's path). The C++ search runs without the GIL and takes it back only to
+// measure.
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -108,43 +109,70 @@ nb::list trace_to_python(const Trace& trace) {
   return out;
 }
 
+nb::dict run_to_python(const SeedRun& run) {
+  nb::dict out;
+  out["seed"] = run.seed;
+  out["trace"] = trace_to_python(run.trace);
+  out["curve"] = run.curve;
+  out["seconds"] = run.strategy_seconds;
+  return out;
+}
+
 }  // namespace
 
 void bind_search(nb::module_& m) {
   m.def(
-      "_surrogate_search",
-      [](const TuningSpace& space, const std::string& kernel, const std::string& device,
-         const std::vector<std::int64_t>& problem_size, nb::object measure, std::size_t max_measurements,
-         std::uint64_t seed, const std::string& model_path, const std::string& surrogate,
-         const std::map<std::string, std::string>& options, const std::string& events) {
-        // What the command line's replay runs, with the caller's measurements: one Plan, run().
+      "_run",
+      [](const std::string& strategy, const std::string& model_path, const std::string& surrogate,
+         const std::map<std::string, std::string>& options, std::size_t budget, double budget_seconds,
+         std::size_t seeds, std::uint64_t first_seed, unsigned threads, const std::string& trace,
+         const std::string& events, const std::string& cache, bool resume, const std::string& replay,
+         const std::string& replay_space, const std::string& sampling, const std::string& t1, std::size_t workers,
+         const TuningSpace* space, const std::string& kernel, const std::string& device,
+         const std::vector<std::int64_t>& problem_size, nb::object measure, nb::object stops) {
+        // gpuforecast.run(Plan): the Plan of run/plan.hpp, filled from the Python one.
         Plan plan;
-        plan.strategy = "surrogate";
+        plan.strategy = strategy;
         plan.settings.model_path = model_path;
         plan.settings.surrogate = surrogate;
         plan.settings.options = options;
-        plan.budget = max_measurements;
-        plan.seeds = 1;
-        plan.first_seed = seed;
-        if (!events.empty()) plan.outputs.events_path = [events](std::size_t) { return events; };
+        plan.budget = budget;
+        plan.budget_seconds = budget_seconds;
+        plan.seeds = seeds;
+        plan.first_seed = first_seed;
+        plan.threads = threads;
+        plan.outputs.trace_path = file_per_run(trace, seeds);
+        plan.outputs.events_path = file_per_run(events, seeds);
+        plan.outputs.cache_path = file_per_run(cache, seeds);
+        plan.outputs.resume = resume;
         PendingPythonError pending;
-        auto& caller = plan.backend.emplace<CallerBackend>();
-        caller.space = space;
-        caller.prototype = prototype(kernel, device, problem_size);
-        caller.measure = [bench = PythonBenchmarker{measure.ptr(), &pending}](std::span<const Candidate> c) mutable {
-          return bench.measure(c);
-        };
-        // Kernel Tuner ends a search at its budget by raising StopCriterionReached inside the
-        // measurement: for the observers (the event log's "end" line) that is a normal end.
-        caller.ends_search = [&pending](const std::exception_ptr&) {
-          nb::gil_scoped_acquire gil;
-          return pending.type && nb::cast<std::string>(nb::handle(pending.type).attr("__name__")) == "StopCriterionReached";
-        };
+        if (!replay.empty()) {
+          auto& r = plan.replay();
+          r.sampling = parse_replay_sampling(sampling);
+          r.workers = workers;
+        } else {
+          auto& caller = plan.backend.emplace<CallerBackend>();
+          caller.space = *space;
+          caller.prototype = prototype(kernel, device, problem_size);
+          caller.measure = [bench = PythonBenchmarker{measure.ptr(), &pending}](std::span<const Candidate> c) mutable {
+            return bench.measure(c);
+          };
+          // An exception of the caller's `stops` (Kernel Tuner's StopCriterionReached, raised
+          // inside a measurement at its budget) ends the search as a normal end would, for the
+          // observers (the event log's "end" line); it is raised again once the search unwound.
+          caller.ends_search = [&pending, stops](const std::exception_ptr&) {
+            nb::gil_scoped_acquire gil;
+            return pending.type && !stops.is_none() && PyErr_GivenExceptionMatches(pending.type, stops.ptr()) != 0;
+          };
+        }
         Result result;
         bool raised = false;
         {
           nb::gil_scoped_release release;
           try {
+            if (!replay.empty())
+              plan.replay().data =
+                  std::make_shared<const SpaceData>(load_replay_space(replay, t1, parse_replay_space(replay_space)));
             result = gpuforecast::run(plan);
           } catch (const python_raised&) {
             raised = true;
@@ -154,46 +182,20 @@ void bind_search(nb::module_& m) {
           PyErr_Restore(pending.type, pending.value, pending.traceback);
           throw nb::python_error();
         }
-        return trace_to_python(result.runs.front().trace);
-      },
-      nb::arg("space"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"), nb::arg("measure"),
-      nb::arg("max_measurements"), nb::arg("seed"), nb::arg("model_path"), nb::arg("surrogate"), nb::arg("options"),
-      nb::arg("events") = "",
-      "Runs the surrogate-filtered search; `measure` is called with batches of value tuples; `events`: the path "
-      "of its event log (JSON Lines), \"\" for none.");
-  m.def(
-      "_replay_search",
-      [](const std::string& path, const std::string& strategy, std::uint64_t seed, std::size_t budget,
-         const std::string& space, const std::string& sampling, const std::string& surrogate,
-         const std::map<std::string, std::string>& options) {
-        // What `gpuforecast search --replay PATH --space SPACE --sampling SAMPLING --strategy
-        // STRATEGY --seeds 1 --first-seed SEED` runs: the reference the Kernel Tuner path is held to.
-        Plan e;
-        e.strategy = strategy;
-        e.settings.surrogate = surrogate;
-        e.settings.options = options;
-        e.budget = budget;
-        e.seeds = 1;
-        e.first_seed = seed;
-        e.replay().sampling = parse_replay_sampling(sampling);
-        Result result;
-        {
-          nb::gil_scoped_release release;
-          e.replay().data = std::make_shared<const SpaceData>(load_replay_space(path, {}, parse_replay_space(space)));
-          result = gpuforecast::run(e);
-        }
-        nb::list out;
-        for (const auto& entry : result.runs.front().trace.entries()) {
-          nb::list values;
-          for (const auto& v : entry.config.values()) values.append(from_value(v));
-          out.append(nb::tuple(values));
-        }
+        nb::dict out;
+        out["optimum_ms"] = result.optimum_ms;
+        nb::list runs;
+        for (const auto& r : result.runs) runs.append(run_to_python(r));
+        out["runs"] = runs;
         return out;
       },
-      nb::arg("path"), nb::arg("strategy"), nb::arg("seed"), nb::arg("budget"), nb::arg("space") = "cached",
-      nb::arg("sampling") = "mean", nb::arg("surrogate") = "default",
-      nb::arg("options") = std::map<std::string, std::string>{},
-      "The configurations a replayed search measures, in order (value tuples in the file's parameter order).");
+      nb::arg("strategy"), nb::arg("model_path"), nb::arg("surrogate"), nb::arg("options"), nb::arg("budget"),
+      nb::arg("budget_seconds"), nb::arg("seeds"), nb::arg("first_seed"), nb::arg("threads"), nb::arg("trace"),
+      nb::arg("events"), nb::arg("cache"), nb::arg("resume"), nb::arg("replay"), nb::arg("replay_space"),
+      nb::arg("sampling"), nb::arg("t1"), nb::arg("workers"), nb::arg("space").none(), nb::arg("kernel"),
+      nb::arg("device"), nb::arg("problem_size"), nb::arg("measure").none(), nb::arg("stops").none(),
+      "Runs a Plan (gpuforecast.run): replayed data when `replay` is given, else `measure` is called with "
+      "batches of value tuples and returns (status, time_ms, cost_s) per configuration.");
 }
 
 }  // namespace gpuforecast::python

@@ -106,8 +106,9 @@ def test_kernel_tuner_path_measures_what_the_replay_measures(gemm_plain):
     gz, plain = gemm_plain
     strategy = gk.Strategy(kernel="gemm")  # seed=None: tune_kernel's
     through_kt = _cached_space_tune(plain, strategy, 200, seed=3)
-    replayed = gpuforecast._gpuforecast._replay_search(gz, "surrogate", seed=3, budget=200, space="cached",
-                                                       sampling="mean")
+    result = gpuforecast.run(gpuforecast.Plan(replay=gz, strategy="surrogate", seeds=1, first_seed=3, budget=200,
+                                              replay_space="cached", sampling="mean"))
+    replayed = [values for values, _, _ in result.runs[0].trace]
     assert strategy.last_run["seed"] == 3
     assert len(through_kt) == 200  # max_fevals distinct configurations, all spent
     assert strategy.last_run["measured"] == 200
