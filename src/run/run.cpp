@@ -76,6 +76,13 @@ struct ScreeningJudge {
   }
 };
 
+// Counts the anomalies reported to the run's observers (the anomaly monitor's flags, the
+// device's own health signals), for the Result.
+struct AnomalyCount {
+  SeedRun* run;
+  void on_anomaly(const SearchAnomaly&) { ++run->anomalies; }
+};
+
 // An observer shared with another thread (a farm's results thread writes the same cache).
 template <class O>
 struct LockedObserver {
@@ -146,6 +153,7 @@ struct SeedSearch {
     if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
     if (plan.outputs.events_path)
       ctx.add_observer(EventLog(plan.outputs.events_path(index), {fmt::format("{} seed {}", plan.strategy, seed())}));
+    ctx.add_observer(AnomalyCount{&run});
     if (plan.observe) plan.observe(ctx, index, options.label);
     if (add_observers) add_observers(ctx);
     const auto start = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 #include "gpuforecast/core/warning.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "data/temp_dir.hpp"
 #include "support/data.hpp"
@@ -96,4 +97,23 @@ TEST_CASE("a cache from the wild without a T1 file is replayed over its cached s
   CHECK(failed > 0);
   CHECK(warnings.size() == 4);  // one per reading of the file
   set_warning_handler(previous);
+}
+
+TEST_CASE("a run counts the anomalies reported to its observers", "[search][data]") {
+  Plan plan;
+  plan.replay().data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("pnpoly", "RTX_3090").string()));
+  plan.strategy = "random";
+  plan.budget = 20;
+  plan.seeds = 2;
+  // Every fifth measurement flagged, as an anomaly monitor would.
+  struct EveryFifth {
+    SearchContext* ctx;
+    void on_measured(const SearchMeasured& e) {
+      if (e.index % 5 == 0) ctx->report_anomaly(SearchAnomaly{e.index, "slow_outlier", e.config, 1.0, 0.01, "test"});
+    }
+  };
+  plan.observe = [](SearchContext& ctx, std::size_t, const std::string&) { ctx.add_observer(EveryFifth{&ctx}); };
+  const Result result = gpuforecast::run(plan);
+  REQUIRE(result.runs.size() == 2);
+  for (const auto& run : result.runs) CHECK(run.anomalies == 4);
 }

@@ -34,6 +34,9 @@ struct SeedRun {
   double screening_alpha = 0;        // the alpha its screening rule was given
   std::size_t screened_rounds = 0;   // rounds screened
   std::size_t certified_rounds = 0;  // of those, rounds whose rule certified a margin
+  // Anomalies reported to the run's observers (an anomaly monitor's flags, the GPU's health
+  // signals on a live search): measurements the run should not trust blindly.
+  std::size_t anomalies = 0;
 };
 
 // Screening over the runs of a plan (all zero when no run screened).
