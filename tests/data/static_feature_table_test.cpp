@@ -3,9 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuforecast/core/error.hpp"
 #include "support/data.hpp"
@@ -183,4 +187,26 @@ TEST_CASE("static features joined to measurements: a real space, missing rows ke
   CHECK_THAT(coverage[1].note, Catch::Contains("not an NVIDIA GPU"));
   CHECK(spaces[1].observations[0].candidate.features.at("static_features_known") == 0);
   CHECK_THAT(describe(coverage), Catch::Contains("static features: 2 of"));
+}
+
+// The stored tables (data/features, made by scripts/features) are part of the project: each
+// shared NVIDIA space must find at least a thousand of its configurations (or all it has).
+TEST_CASE("the stored tables cover every shared NVIDIA space", "[data][features]") {
+  const auto tables = read_static_feature_tables((test::source_dir() / "data" / "features").string());
+  const std::vector<std::pair<std::string, std::vector<std::string>>> spaces_by_kernel{
+      {"convolution_milo", {"A100", "A4000", "A6000"}},
+      {"dedispersion_milo", {"A100", "A4000", "A6000"}},
+      {"convolution", {"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"}},
+      {"gemm", {"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"}},
+      {"pnpoly", {"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"}}};
+  for (const auto& [kernel, devices] : spaces_by_kernel) {
+    for (const auto& device : devices) {
+      INFO(kernel << " on " << device);
+      std::vector<SpaceData> spaces{load_space(test::cache_file(kernel, device).string())};
+      const auto coverage = attach_static_features(spaces, tables);
+      REQUIRE(coverage.size() == 1);
+      INFO(coverage[0].note);
+      CHECK(coverage[0].with_features >= std::min<std::size_t>(1000, coverage[0].observations));
+    }
+  }
 }
