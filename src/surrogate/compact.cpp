@@ -160,8 +160,16 @@ struct TrainingSet {
 
 void train(CompactSurrogate::State& s, const CompactOptions& o) {
   const auto& rows = s.base.rows;
-  s.columns = s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
-                                      FeatureRole::parameter_raw, FeatureRole::parameter_category, FeatureRole::feature});
+  s.columns = o.kernel_independent
+                  ? s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::feature})
+                  : s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
+                                            FeatureRole::parameter_raw, FeatureRole::parameter_category,
+                                            FeatureRole::feature});
+  if (s.columns.size() == s.base.encoder.columns({FeatureRole::device, FeatureRole::problem}).size() &&
+      o.kernel_independent)
+    throw invalid_argument_error(
+        "compact surrogate: kernel_independent=true forecasts from static features, and the observations have "
+        "none (join them with --features, docs/features.md)");
   const std::size_t c = s.columns.size();
   const auto ok = detail::ok_rows(rows);
   const auto y_all = s.base.norm.targets(rows);
@@ -254,6 +262,10 @@ void check(const CompactOptions& o) {
     throw invalid_argument_error("CompactOptions: group_balance must be >= 0 and max_group_weight >= 1, both finite");
   if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
     throw invalid_argument_error("CompactOptions::holdout_fraction must be in [0, 1)");
+  if (o.kernel_independent && !o.teacher.empty())
+    throw invalid_argument_error(
+        "CompactOptions: a teacher's synthetic candidates swap parameter values, which changes what the compiler "
+        "makes of them and so their static features: kernel_independent takes no teacher");
 }
 
 }  // namespace
@@ -296,7 +308,10 @@ const OptionsTable<CompactOptions>& compact_options_table() {
         .add("swap_probability", &CompactOptions::swap_probability,
              "chance that a synthetic candidate takes another observed value of a parameter", OptionRange::between(0, 1))
         .add("keep_training_rows", &CompactOptions::keep_training_rows,
-             "store the (compressed) training rows so that update() after a load refits on everything");
+             "store the (compressed) training rows so that update() after a load refits on everything")
+        .add("kernel_independent", &CompactOptions::kernel_independent,
+             "forecast from the static features, problem size and device alone (no parameters, no kernel "
+             "identity), so that a kernel never measured gets a forecast");
     return t;
   }();
   return table;

@@ -3,12 +3,14 @@
 // a teacher changes what it learns, and options by name are checked.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/data/static_feature_table.hpp"
 #include "gpuforecast/surrogate/compact.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
@@ -267,4 +269,51 @@ TEST_CASE("compact: options by name", "[surrogate][compact]") {
   CHECK_THROWS_WITH(make_surrogate("compact(members)", 1), Catch::Contains("NAME=VALUE"));
   CHECK_THROWS_WITH(make_surrogate("compact(teacher=ensemble(xgboost)", 1), Catch::Contains("parenthes"));
   CHECK_THROWS_WITH(make_surrogate("compact(synthetic=nan)", 1), Catch::Contains("synthetic"));
+}
+
+TEST_CASE("compact: kernel-independent forecasts come from the static features alone", "[surrogate][compact]") {
+  const auto tables = read_static_feature_tables((test::source_dir() / "data" / "features").string());
+  std::vector<SpaceData> spaces{load_space(test::cache_file("pnpoly", "RTX_3090").string()),
+                                load_space(test::cache_file("gemm", "RTX_3090").string())};
+  attach_static_features(spaces, tables);
+  const auto known = [](const SpaceData& s, std::size_t n) {
+    std::vector<Observation> out;
+    for (const auto& o : s.observations)
+      if (o.candidate.features.at("static_features_known") == 1 && out.size() < n) out.push_back(o);
+    return out;
+  };
+  const auto pnpoly = known(spaces[0], 400);
+  const auto gemm = known(spaces[1], 200);
+  REQUIRE(gemm.size() == 200);
+  auto o = quick();
+  o.kernel_independent = true;
+  CompactSurrogate model(o);
+  model.fit(pnpoly);
+
+  // gemm was never measured, and gets forecasts that differ with what the compiler made of it.
+  const auto f = model.predict(candidates_of(gemm));
+  auto m = medians(f);
+  std::sort(m.begin(), m.end());
+  CHECK(m.front() < m.back());
+  // Two configurations the compiler made the same of are forecast the same, whatever the parameters.
+  Candidate same = gemm[0].candidate;
+  same.config = gemm[1].candidate.config;
+  REQUIRE(same.config != gemm[0].candidate.config);
+  const auto pair = model.predict(std::vector<Candidate>{gemm[0].candidate, same});
+  CHECK(pair[0].median_ms == pair[1].median_ms);
+
+  // The option survives saving.
+  ArchiveWriter w;
+  model.save(w);
+  ArchiveReader r(w.data(), "memory");
+  const auto back = CompactSurrogate::load(r);
+  CHECK(back.options().kernel_independent);
+  CHECK(medians(back.predict(candidates_of(gemm))) == medians(f));
+
+  // Without static features there is nothing to forecast from; a teacher's swapped parameters
+  // would carry stale features.
+  CHECK_THROWS_WITH(CompactSurrogate(o).fit(interpolation_split(convolution_a100(), 0.05, 1).train),
+                    Catch::Contains("static features"));
+  CHECK_THROWS_WITH(make_surrogate("compact(kernel_independent=true,teacher=xgboost)", 1),
+                    Catch::Contains("kernel_independent"));
 }

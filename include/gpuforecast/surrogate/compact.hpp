@@ -55,6 +55,11 @@ struct CompactOptions {
   // Keep the encoded training rows (compressed) in the model so that update() after a load
   // knows everything the first fit knew. Off: update() on a loaded model learns only the new rows.
   bool keep_training_rows = true;
+  // Forecast from what means the same for every kernel: the static features (docs/features.md:
+  // registers, spills, shared memory, occupancy, instruction mix, launch geometry), the problem
+  // size and the device's numbers; neither the kernel's own parameters nor its identity. Trained
+  // on several kernels, it forecasts one never measured. Off: the parameters are inputs too.
+  bool kernel_independent = false;
   std::uint64_t seed = 0;
   FeatureEncoderOptions encoder;
 };
