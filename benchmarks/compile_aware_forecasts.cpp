@@ -6,9 +6,16 @@
 //   over fractions and seeds; the summary says by how much the default with features leads
 //   XGBoost on average, in how many spaces, and in how many it loses top-1% recall by more than
 //   one standard error of the paired difference.
+//   an unseen kernel: each of the five kernels left out in turn; trained on the NVIDIA spaces of
+//   the other four (at most --source-cap configurations each) plus K = 0, 20, 50 of a target
+//   space's own, tested on the rest of it. The kernel-independent forecaster
+//   (compact(kernel_independent=true)) against XGBoost on the K points alone and against last
+//   wave's transfer (the default on parameters, trained on the same points). Per left-out kernel:
+//   mean over its NVIDIA spaces and the seeds.
 //
 //   compile_aware_forecasts [--data DIR] [--features DIR] [--seeds 3] [--fractions 0.02,0.05,0.1]
-//                           [--kernels k1,k2] [--json FILE]
+//                           [--kernels k1,k2] [--ks 0,20,50] [--unseen-seeds 2] [--source-cap 1000]
+//                           [--no-interpolation] [--no-unseen-kernel] [--json FILE]
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -41,6 +48,10 @@ struct Args {
   std::size_t seeds = 3;
   std::vector<double> fractions{0.02, 0.05, 0.10};
   std::vector<std::string> kernels{"convolution", "convolution_milo", "dedispersion_milo", "gemm", "pnpoly"};
+  std::vector<std::size_t> ks{0, 20, 50};
+  std::size_t unseen_seeds = 2;
+  std::size_t source_cap = 1000;
+  bool interpolation = true, unseen_kernel = true;
   std::string json;
 };
 
@@ -49,12 +60,17 @@ Args parse(int argc, char** argv) {
   a.data = bench::shared_data_dir();
   bench::BenchmarkArguments args(
       "usage: compile_aware_forecasts [--data DIR] [--features DIR] [--seeds N] [--fractions F,...] [--kernels K,...]\n"
-      "       [--json FILE]\n");
+      "       [--ks K,...] [--unseen-seeds N] [--source-cap N] [--no-interpolation] [--no-unseen-kernel] [--json FILE]\n");
   args.text("--data", a.data)
       .text("--features", a.features)
       .number("--seeds", a.seeds)
       .number_list("--fractions", a.fractions)
       .list("--kernels", a.kernels)
+      .number_list("--ks", a.ks)
+      .number("--unseen-seeds", a.unseen_seeds)
+      .number("--source-cap", a.source_cap)
+      .flag("--no-interpolation", [&a] { a.interpolation = false; })
+      .flag("--no-unseen-kernel", [&a] { a.unseen_kernel = false; })
       .text("--json", a.json);
   if (!args.parse(argc, argv)) std::exit(0);
   return a;
@@ -110,13 +126,11 @@ struct SpaceResult {
   std::map<std::string, std::vector<double>> spearman, top1;  // by contender, one per (fraction, seed)
 };
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  const Args a = parse(argc, argv);
-  const auto tables = read_static_feature_tables(a.features.string());
+// Every shared NVIDIA space of the kernels, restricted to the configurations with static features.
+std::map<std::string, std::vector<SpaceData>> spaces_with_features(const Args& a,
+                                                                   std::span<const StaticFeatureTable> tables) {
   const fs::path cachefiles = a.data / "benchmark_hub" / "cachefiles";
-  std::vector<SpaceResult> results;
+  std::map<std::string, std::vector<SpaceData>> out;
   for (const auto& kernel : a.kernels) {
     if (!fs::is_directory(cachefiles / kernel))
       throw input_error((cachefiles / kernel).string(), "", "no such kernel in the shared datasets");
@@ -128,7 +142,16 @@ int main(int argc, char** argv) try {
       SpaceData space = load_space(file.string());
       if (!space.device || nvidia_architecture(*space.device).empty()) continue;  // AMD: no features
       space = with_features_only(std::move(space), tables);
-      if (space.observations.empty()) continue;
+      if (!space.observations.empty()) out[kernel].push_back(std::move(space));
+    }
+  }
+  return out;
+}
+
+nlohmann::json interpolation(const Args& a, const std::map<std::string, std::vector<SpaceData>>& spaces) {
+  std::vector<SpaceResult> results;
+  for (const auto& [kernel, of_kernel] : spaces)
+    for (const auto& space : of_kernel) {
       SpaceResult r;
       r.label = space_label(space);
       r.configurations = space.observations.size();
@@ -145,10 +168,9 @@ int main(int argc, char** argv) try {
             r.top1[c.label].push_back(run.scores.top1_recall);
           }
         }
-      fmt::print(stderr, "{}: {} configurations with features\n", r.label, r.configurations);
+      fmt::print(stderr, "interpolation: {} ({} configurations with features) done\n", r.label, r.configurations);
       results.push_back(std::move(r));
     }
-  }
 
   // The table, and the summary against XGBoost.
   fmt::print("interpolation at {} of each space, {} seeds, on the configurations with static features\n",
@@ -180,10 +202,116 @@ int main(int argc, char** argv) try {
     j["spaces"].push_back(row);
   }
   fmt::print("\ndefault+features against xgboost on parameters: Spearman lead {:+.4f} on average, ahead in {} of {} "
-             "spaces; top-1% recall lower by more than one standard error in {}\n",
+             "spaces; top-1% recall lower by more than one standard error in {}\n\n",
              mean(leads), wins, results.size(), top1_losses);
   j["summary"] = {{"spearman_lead", mean(leads)}, {"spaces_ahead", wins}, {"spaces", results.size()},
                   {"top1_losses", top1_losses}, {"fractions", a.fractions}, {"seeds", a.seeds}};
+  return j;
+}
+
+// At most `cap` seeded random observations of the space (all when it has fewer).
+SpaceData capped(const SpaceData& space, std::size_t cap, std::uint64_t seed) {
+  if (space.observations.size() <= cap) return space;
+  SpaceData out = space;
+  out.observations = interpolation_split(space, static_cast<double>(cap) / static_cast<double>(space.observations.size()),
+                                         seed)
+                         .train;
+  return out;
+}
+
+// The K target points alone, and the same test as transfer_split gives.
+EvaluationSplit split_of_target_alone(const SpaceData& target, std::size_t k, std::uint64_t seed) {
+  return transfer_split(std::span<const SpaceData* const>{}, target, k, seed);
+}
+
+// The forecasters of a kernel never measured (K of its own points at most).
+struct UnseenContender {
+  std::string label;
+  std::string surrogate;
+  bool static_features;
+  bool sources;  // trained on the other kernels too; else on the K target points alone
+};
+const std::vector<UnseenContender>& unseen_contenders() {
+  static const std::vector<UnseenContender> c{
+      {"kernel-independent", "compact(kernel_independent=true)", true, true},
+      {"xgboost on K", "xgboost", false, false},
+      {"transfer (parameters)", "default", false, true}};
+  return c;
+}
+
+nlohmann::json unseen_kernel(const Args& a, const std::map<std::string, std::vector<SpaceData>>& spaces) {
+  nlohmann::json j;
+  fmt::print("an unseen kernel: trained on the other four kernels' NVIDIA spaces (at most {} configurations each) "
+             "plus K of the target's; {} seeds; mean over the left-out kernel's spaces\n",
+             a.source_cap, a.unseen_seeds);
+  fmt::print("{:<18} {:>3}  {:>20} {:>13} {:>22}  {:>10} {:>8} {:>8}\n", "left out", "K", "rho kernel-independent",
+             "xgboost on K", "transfer (parameters)", "top1 k-i", "xgb K", "transfer");
+  for (const auto& [left_out, targets] : spaces) {
+    for (std::size_t k : a.ks) {
+      std::map<std::string, std::vector<double>> rho, top1;
+      for (std::uint64_t seed = 1; seed <= a.unseen_seeds; ++seed) {
+        std::vector<SpaceData> sources;
+        for (const auto& [kernel, of_kernel] : spaces)
+          if (kernel != left_out)
+            for (const auto& s : of_kernel) sources.push_back(capped(s, a.source_cap, seed));
+        std::vector<const SpaceData*> source_ptrs;
+        for (const auto& s : sources) source_ptrs.push_back(&s);
+        // With K = 0 a model trained on the sources serves every target space: fitted once.
+        std::map<std::string, AnySurrogate> trained_on_sources;
+        for (const auto& target : targets) {
+          const EvaluationSplit split = transfer_split(source_ptrs, target, k, seed);
+          for (const auto& c : unseen_contenders()) {
+            if (!c.sources && k < 2) continue;  // nothing to train on
+            EvaluationSplit mine = c.static_features ? split : without_static_features(split);
+            if (!c.sources) mine.train = without_static_features(split_of_target_alone(target, k, seed)).train;
+            ForecastScores scores;
+            if (k == 0) {
+              auto it = trained_on_sources.find(c.label);
+              if (it == trained_on_sources.end()) {
+                AnySurrogate model = make_surrogate(c.surrogate, seed);
+                model.fit(mine.train);
+                it = trained_on_sources.emplace(c.label, std::move(model)).first;
+              }
+              scores = score_forecasts(it->second.predict(mine.test_candidates()), mine.test_times(), seed);
+            } else {
+              EvaluationRun run;
+              run.seed = seed;
+              evaluate_split(run, mine, [&c](std::uint64_t s) { return make_surrogate(c.surrogate, s); });
+              scores = run.scores;
+            }
+            rho[c.label].push_back(scores.spearman);
+            top1[c.label].push_back(scores.top1_recall);
+          }
+          fmt::print(stderr, "unseen kernel: {} K={} seed {}: {} done\n", left_out, k, seed, space_label(target));
+        }
+      }
+      const auto cell = [](const std::map<std::string, std::vector<double>>& m, const std::string& label) {
+        const auto it = m.find(label);
+        return it == m.end() ? std::nan("") : mean(it->second);
+      };
+      fmt::print("{:<18} {:>3}  {:>20.4f} {:>13.4f} {:>22.4f}  {:>10.3f} {:>8.3f} {:>8.3f}\n", left_out, k,
+                 cell(rho, "kernel-independent"), cell(rho, "xgboost on K"), cell(rho, "transfer (parameters)"),
+                 cell(top1, "kernel-independent"), cell(top1, "xgboost on K"), cell(top1, "transfer (parameters)"));
+      nlohmann::json row{{"left_out", left_out}, {"k", k}};
+      for (const auto& c : unseen_contenders())
+        if (rho.count(c.label))
+          row["models"][c.label] = {{"spearman", mean(rho[c.label])}, {"top1_recall", mean(top1[c.label])}};
+      j.push_back(row);
+      std::fflush(stdout);
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args a = parse(argc, argv);
+  const auto tables = read_static_feature_tables(a.features.string());
+  const auto spaces = spaces_with_features(a, tables);
+  nlohmann::json j;
+  if (a.interpolation) j["interpolation"] = interpolation(a, spaces);
+  if (a.unseen_kernel) j["unseen_kernel"] = unseen_kernel(a, spaces);
   if (!a.json.empty()) detail::write_text_file(a.json, j.dump(2));
   return 0;
 } catch (const std::exception& e) {
