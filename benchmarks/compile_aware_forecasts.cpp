@@ -15,7 +15,8 @@
 //
 //   compile_aware_forecasts [--data DIR] [--features DIR] [--seeds 3] [--fractions 0.02,0.05,0.1]
 //                           [--kernels k1,k2] [--ks 0,20,50] [--unseen-seeds 2] [--source-cap 1000]
-//                           [--no-interpolation] [--no-unseen-kernel] [--json FILE]
+//                           [--no-interpolation] [--no-unseen-kernel] [--with-features SURROGATE]
+//                           [--json FILE]
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,7 @@ struct Args {
   std::size_t unseen_seeds = 2;
   std::size_t source_cap = 1000;
   bool interpolation = true, unseen_kernel = true;
+  std::string with_features = "default";  // the forecaster given the static features
   std::string json;
 };
 
@@ -60,7 +62,8 @@ Args parse(int argc, char** argv) {
   a.data = bench::shared_data_dir();
   bench::BenchmarkArguments args(
       "usage: compile_aware_forecasts [--data DIR] [--features DIR] [--seeds N] [--fractions F,...] [--kernels K,...]\n"
-      "       [--ks K,...] [--unseen-seeds N] [--source-cap N] [--no-interpolation] [--no-unseen-kernel] [--json FILE]\n");
+      "       [--ks K,...] [--unseen-seeds N] [--source-cap N] [--no-interpolation] [--no-unseen-kernel]\n"
+      "       [--with-features SURROGATE] [--json FILE]\n");
   args.text("--data", a.data)
       .text("--features", a.features)
       .number("--seeds", a.seeds)
@@ -71,6 +74,7 @@ Args parse(int argc, char** argv) {
       .number("--source-cap", a.source_cap)
       .flag("--no-interpolation", [&a] { a.interpolation = false; })
       .flag("--no-unseen-kernel", [&a] { a.unseen_kernel = false; })
+      .text("--with-features", a.with_features)
       .text("--json", a.json);
   if (!args.parse(argc, argv)) std::exit(0);
   return a;
@@ -82,11 +86,8 @@ struct Contender {
   std::string surrogate;
   bool static_features;
 };
-const std::vector<Contender>& contenders() {
-  static const std::vector<Contender> c{{"default+features", "default", true},
-                                        {"xgboost", "xgboost", false},
-                                        {"default", "default", false}};
-  return c;
+std::vector<Contender> contenders(const Args& a) {
+  return {{"default+features", a.with_features, true}, {"xgboost", "xgboost", false}, {"default", "default", false}};
 }
 
 // The space's NVIDIA configurations that its table holds, with the features joined; empty when
@@ -136,7 +137,9 @@ std::map<std::string, std::vector<SpaceData>> spaces_with_features(const Args& a
       throw input_error((cachefiles / kernel).string(), "", "no such kernel in the shared datasets");
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(cachefiles / kernel))
-      if (e.path().string().ends_with(".json.gz")) files.push_back(e.path());
+      // A T4 copy of a cache (A100_T4.json.gz) is the same space again.
+      if (e.path().string().ends_with(".json.gz") && !e.path().string().ends_with("_T4.json.gz"))
+        files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
       SpaceData space = load_space(file.string());
@@ -149,7 +152,14 @@ std::map<std::string, std::vector<SpaceData>> spaces_with_features(const Args& a
 }
 
 nlohmann::json interpolation(const Args& a, const std::map<std::string, std::vector<SpaceData>>& spaces) {
-  std::vector<SpaceResult> results;
+  fmt::print("interpolation at {} of each space, {} seeds, on the configurations with static features; "
+             "default+features is {}\n",
+             fmt::join(a.fractions, ", "), a.seeds, a.with_features);
+  fmt::print("{:<34} {:>6}  {:>17} {:>9} {:>9}  {:>17} {:>9} {:>9}\n", "space", "n", "rho default+feat", "xgboost",
+             "default", "top1 default+feat", "xgboost", "default");
+  nlohmann::json j;
+  std::vector<double> leads;
+  std::size_t wins = 0, top1_losses = 0;
   for (const auto& [kernel, of_kernel] : spaces)
     for (const auto& space : of_kernel) {
       SpaceResult r;
@@ -159,7 +169,7 @@ nlohmann::json interpolation(const Args& a, const std::map<std::string, std::vec
         for (std::uint64_t seed = 1; seed <= a.seeds; ++seed) {
           const EvaluationSplit split = interpolation_split(space, fraction, seed);
           const EvaluationSplit plain = without_static_features(split);
-          for (const auto& c : contenders()) {
+          for (const auto& c : contenders(a)) {
             EvaluationRun run;
             run.seed = seed;
             evaluate_split(run, c.static_features ? split : plain,
@@ -168,44 +178,34 @@ nlohmann::json interpolation(const Args& a, const std::map<std::string, std::vec
             r.top1[c.label].push_back(run.scores.top1_recall);
           }
         }
-      fmt::print(stderr, "interpolation: {} ({} configurations with features) done\n", r.label, r.configurations);
-      results.push_back(std::move(r));
+      // Each space's row as soon as it is known, so that a long run shows its progress.
+      const auto& s = r.spearman;
+      const auto& t = r.top1;
+      fmt::print("{:<34} {:>6}  {:>17.4f} {:>9.4f} {:>9.4f}  {:>17.3f} {:>9.3f} {:>9.3f}\n", r.label, r.configurations,
+                 mean(s.at("default+features")), mean(s.at("xgboost")), mean(s.at("default")),
+                 mean(t.at("default+features")), mean(t.at("xgboost")), mean(t.at("default")));
+      std::fflush(stdout);
+      const double lead = mean(s.at("default+features")) - mean(s.at("xgboost"));
+      leads.push_back(lead);
+      wins += lead > 0 ? 1 : 0;
+      std::vector<double> top1_difference;
+      for (std::size_t i = 0; i < t.at("xgboost").size(); ++i)
+        top1_difference.push_back(t.at("default+features")[i] - t.at("xgboost")[i]);
+      const bool loses_top1 = mean(top1_difference) < -standard_error(top1_difference);
+      top1_losses += loses_top1 ? 1 : 0;
+      nlohmann::json row{{"space", r.label}, {"configurations", r.configurations}, {"spearman_lead", lead},
+                         {"top1_lead", mean(top1_difference)}, {"top1_lead_se", standard_error(top1_difference)},
+                         {"loses_top1", loses_top1}};
+      for (const auto& c : contenders(a))
+        row["models"][c.label] = {{"spearman", mean(s.at(c.label))}, {"top1_recall", mean(t.at(c.label))}};
+      j["spaces"].push_back(row);
     }
-
-  // The table, and the summary against XGBoost.
-  fmt::print("interpolation at {} of each space, {} seeds, on the configurations with static features\n",
-             fmt::join(a.fractions, ", "), a.seeds);
-  fmt::print("{:<34} {:>6}  {:>17} {:>9} {:>9}  {:>17} {:>9} {:>9}\n", "space", "n", "rho default+feat", "xgboost",
-             "default", "top1 default+feat", "xgboost", "default");
-  nlohmann::json j;
-  std::vector<double> leads;
-  std::size_t wins = 0, top1_losses = 0;
-  for (const auto& r : results) {
-    const auto& s = r.spearman;
-    const auto& t = r.top1;
-    fmt::print("{:<34} {:>6}  {:>17.4f} {:>9.4f} {:>9.4f}  {:>17.3f} {:>9.3f} {:>9.3f}\n", r.label, r.configurations,
-               mean(s.at("default+features")), mean(s.at("xgboost")), mean(s.at("default")),
-               mean(t.at("default+features")), mean(t.at("xgboost")), mean(t.at("default")));
-    const double lead = mean(s.at("default+features")) - mean(s.at("xgboost"));
-    leads.push_back(lead);
-    wins += lead > 0 ? 1 : 0;
-    std::vector<double> top1_difference;
-    for (std::size_t i = 0; i < t.at("xgboost").size(); ++i)
-      top1_difference.push_back(t.at("default+features")[i] - t.at("xgboost")[i]);
-    const bool loses_top1 = mean(top1_difference) < -standard_error(top1_difference);
-    top1_losses += loses_top1 ? 1 : 0;
-    nlohmann::json row{{"space", r.label}, {"configurations", r.configurations}, {"spearman_lead", lead},
-                       {"top1_lead", mean(top1_difference)}, {"top1_lead_se", standard_error(top1_difference)},
-                       {"loses_top1", loses_top1}};
-    for (const auto& c : contenders())
-      row["models"][c.label] = {{"spearman", mean(s.at(c.label))}, {"top1_recall", mean(t.at(c.label))}};
-    j["spaces"].push_back(row);
-  }
   fmt::print("\ndefault+features against xgboost on parameters: Spearman lead {:+.4f} on average, ahead in {} of {} "
              "spaces; top-1% recall lower by more than one standard error in {}\n\n",
-             mean(leads), wins, results.size(), top1_losses);
-  j["summary"] = {{"spearman_lead", mean(leads)}, {"spaces_ahead", wins}, {"spaces", results.size()},
-                  {"top1_losses", top1_losses}, {"fractions", a.fractions}, {"seeds", a.seeds}};
+             mean(leads), wins, leads.size(), top1_losses);
+  j["summary"] = {{"spearman_lead", mean(leads)}, {"spaces_ahead", wins}, {"spaces", leads.size()},
+                  {"top1_losses", top1_losses}, {"fractions", a.fractions}, {"seeds", a.seeds},
+                  {"with_features", a.with_features}};
   return j;
 }
 

@@ -165,6 +165,14 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
                   : s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
                                             FeatureRole::parameter_raw, FeatureRole::parameter_category,
                                             FeatureRole::feature});
+  // The static features asked for: the PTX instruction mix ("feature.ptx_*") is the part left
+  // out by "resources".
+  const auto& names = s.base.encoder.feature_names();
+  const auto& roles = s.base.encoder.roles();
+  std::erase_if(s.columns, [&](std::size_t j) {
+    if (roles[j] != FeatureRole::feature || o.static_features == "all") return false;
+    return o.static_features == "none" || names[j].starts_with("feature.ptx_");
+  });
   if (s.columns.size() == s.base.encoder.columns({FeatureRole::device, FeatureRole::problem}).size() &&
       o.kernel_independent)
     throw invalid_argument_error(
@@ -203,7 +211,19 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
       return detail::boost_flat_trees(set.x, c, set.y, boosting(o, seed), false, nullptr, &set.weight);
     });
   };
-  for (std::size_t m = 0; m < o.members; ++m) launch(taught, member_seed(o.seed, m));
+  // Members past the static feature share see the same rows with the static features blanked:
+  // a constant column is never split on, so their trees read the parameters alone.
+  const auto sighted = static_cast<std::size_t>(std::ceil(o.static_feature_share * static_cast<double>(o.members)));
+  TrainingSet blind;
+  if (sighted < o.members) {
+    blind = taught;
+    std::vector<std::size_t> static_columns;
+    for (std::size_t j = 0; j < c; ++j)
+      if (s.base.encoder.roles()[s.columns[j]] == FeatureRole::feature) static_columns.push_back(j);
+    for (std::size_t i = 0; i < blind.y.size(); ++i)
+      for (const auto j : static_columns) blind.x[i * c + j] = 0.0f;
+  }
+  for (std::size_t m = 0; m < o.members; ++m) launch(m < sighted ? taught : blind, member_seed(o.seed, m));
 
   // Interval: residuals of a model that did not see a held-out fifth of the observations.
   TrainingSet probe_fit, held;
@@ -262,6 +282,15 @@ void check(const CompactOptions& o) {
     throw invalid_argument_error("CompactOptions: group_balance must be >= 0 and max_group_weight >= 1, both finite");
   if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
     throw invalid_argument_error("CompactOptions::holdout_fraction must be in [0, 1)");
+  if (o.static_features != "all" && o.static_features != "resources" && o.static_features != "none")
+    throw invalid_argument_error(fmt::format(
+        "CompactOptions::static_features must be all, resources or none, not \"{}\"", o.static_features));
+  if (!(o.static_feature_share >= 0 && o.static_feature_share <= 1))
+    throw invalid_argument_error("CompactOptions::static_feature_share must be in [0, 1]");
+  if (o.kernel_independent && (o.static_feature_share < 1 || o.static_features == "none"))
+    throw invalid_argument_error(
+        "CompactOptions: kernel_independent forecasts from the static features: every member must see them "
+        "(static_feature_share=1, static_features all or resources)");
   if (o.kernel_independent && !o.teacher.empty())
     throw invalid_argument_error(
         "CompactOptions: a teacher's synthetic candidates swap parameter values, which changes what the compiler "
@@ -309,6 +338,12 @@ const OptionsTable<CompactOptions>& compact_options_table() {
              "chance that a synthetic candidate takes another observed value of a parameter", OptionRange::between(0, 1))
         .add("keep_training_rows", &CompactOptions::keep_training_rows,
              "store the (compressed) training rows so that update() after a load refits on everything")
+        .add("static_features", &CompactOptions::static_features,
+             "static features used when the observations carry them: all, resources (not the PTX instruction "
+             "mix) or none")
+        .add("static_feature_share", &CompactOptions::static_feature_share,
+             "share of the members that see the static features; the others see the parameters alone",
+             OptionRange::between(0, 1))
         .add("kernel_independent", &CompactOptions::kernel_independent,
              "forecast from the static features, problem size and device alone (no parameters, no kernel "
              "identity), so that a kernel never measured gets a forecast");

@@ -317,3 +317,36 @@ TEST_CASE("compact: kernel-independent forecasts come from the static features a
   CHECK_THROWS_WITH(make_surrogate("compact(kernel_independent=true,teacher=xgboost)", 1),
                     Catch::Contains("kernel_independent"));
 }
+
+TEST_CASE("compact: members past the static feature share read the parameters alone", "[surrogate][compact]") {
+  const auto tables = read_static_feature_tables((test::source_dir() / "data" / "features").string());
+  std::vector<SpaceData> spaces{load_space(test::cache_file("pnpoly", "RTX_3090").string())};
+  attach_static_features(spaces, tables);
+  const auto split = interpolation_split(spaces[0], 0.05, 3);
+  auto cands = candidates_of(split.test);
+  cands.resize(100);
+  // The same configurations, with what the compiler made of them changed.
+  auto changed = cands;
+  for (auto& c : changed) c.features["registers"] += 64;
+  const auto forecasts = [&](double share, const std::vector<Candidate>& of) {
+    auto o = quick(3);
+    o.static_feature_share = share;
+    CompactSurrogate model(o);
+    model.fit(split.train);
+    return medians(model.predict(of));
+  };
+  CHECK(forecasts(0, cands) == forecasts(0, changed));  // no member sees them
+  CHECK(forecasts(0.33, cands) != forecasts(0.33, changed));
+  CHECK(forecasts(1, cands) != forecasts(1, changed));
+  // Without static features every member sees the same rows, whatever the share.
+  const auto plain = interpolation_split(convolution_a100(), 0.05, 3);
+  auto o = quick(3);
+  CompactSurrogate all(o);
+  all.fit(plain.train);
+  o.static_feature_share = 0.33;
+  CompactSurrogate share(o);
+  share.fit(plain.train);
+  CHECK(medians(all.predict(candidates_of(plain.test))) == medians(share.predict(candidates_of(plain.test))));
+  CHECK_THROWS_WITH(make_surrogate("compact(kernel_independent=true,static_feature_share=0.5)", 1),
+                    Catch::Contains("kernel_independent"));
+}

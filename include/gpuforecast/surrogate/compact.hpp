@@ -60,6 +60,13 @@ struct CompactOptions {
   // size and the device's numbers; neither the kernel's own parameters nor its identity. Trained
   // on several kernels, it forecasts one never measured. Off: the parameters are inputs too.
   bool kernel_independent = false;
+  // Which static features (docs/features.md) are inputs when the observations carry them: "all",
+  // "resources" (registers, spills, shared, local and constant memory, barriers, launch geometry,
+  // occupancy; not the PTX instruction mix) or "none".
+  std::string static_features = "all";
+  // Share of the members that see the static features (the first ones); the others see the
+  // parameters alone, so the bag averages two views of a configuration.
+  double static_feature_share = 1;
   std::uint64_t seed = 0;
   FeatureEncoderOptions encoder;
 };
