@@ -213,7 +213,9 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
   };
   // Members past the static feature share see the same rows with the static features blanked:
   // a constant column is never split on, so their trees read the parameters alone.
-  const auto sighted = static_cast<std::size_t>(std::ceil(o.static_feature_share * static_cast<double>(o.members)));
+  const auto sighted = o.kernel_independent
+                           ? o.members
+                           : static_cast<std::size_t>(std::ceil(o.static_feature_share * static_cast<double>(o.members)));
   TrainingSet blind;
   if (sighted < o.members) {
     blind = taught;
@@ -287,10 +289,10 @@ void check(const CompactOptions& o) {
         "CompactOptions::static_features must be all, resources or none, not \"{}\"", o.static_features));
   if (!(o.static_feature_share >= 0 && o.static_feature_share <= 1))
     throw invalid_argument_error("CompactOptions::static_feature_share must be in [0, 1]");
-  if (o.kernel_independent && (o.static_feature_share < 1 || o.static_features == "none"))
+  if (o.kernel_independent && o.static_features == "none")
     throw invalid_argument_error(
-        "CompactOptions: kernel_independent forecasts from the static features: every member must see them "
-        "(static_feature_share=1, static_features all or resources)");
+        "CompactOptions: kernel_independent forecasts from the static features: static_features must be all or "
+        "resources");
   if (o.kernel_independent && !o.teacher.empty())
     throw invalid_argument_error(
         "CompactOptions: a teacher's synthetic candidates swap parameter values, which changes what the compiler "
