@@ -179,7 +179,20 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
         "compact surrogate: kernel_independent=true forecasts from static features, and the observations have "
         "none (join them with --features, docs/features.md)");
   const std::size_t c = s.columns.size();
-  const auto ok = detail::ok_rows(rows);
+  auto ok = detail::ok_rows(rows);
+  if (o.kernel_independent) {
+    // A configuration the tables do not hold (static_features_known = 0) has nothing a
+    // kernel-independent model can learn from: its other feature columns are blanks, not values.
+    const auto& all = s.base.encoder.feature_names();
+    const auto known = std::find(all.begin(), all.end(), "feature.static_features_known.log2");
+    if (known != all.end()) {
+      const auto j = static_cast<std::size_t>(known - all.begin());
+      std::erase_if(ok, [&](std::size_t i) { return rows.x[i * rows.dim + j] == 0; });
+    }
+    if (ok.empty())
+      throw invalid_argument_error(
+          "compact surrogate: kernel_independent=true and no successful observation has static features");
+  }
   const auto y_all = s.base.norm.targets(rows);
   const auto x_all = s.features(rows.x, rows.rows(), rows.dim);
 

@@ -310,6 +310,18 @@ TEST_CASE("compact: kernel-independent forecasts come from the static features a
   CHECK(back.options().kernel_independent);
   CHECK(medians(back.predict(candidates_of(gemm))) == medians(f));
 
+  // Configurations the tables do not hold teach it nothing: alone they are refused.
+  std::vector<Observation> unknown;
+  for (const auto& x : spaces[1].observations)
+    if (x.candidate.features.at("static_features_known") == 0 && unknown.size() < 200) unknown.push_back(x);
+  REQUIRE(unknown.size() == 200);
+  CHECK_THROWS_WITH(CompactSurrogate(o).fit(unknown), Catch::Contains("no successful observation has static features"));
+  auto with_unknown = pnpoly;
+  with_unknown.insert(with_unknown.end(), unknown.begin(), unknown.end());
+  CompactSurrogate mixed(o);
+  mixed.fit(with_unknown);
+  CHECK(mixed.predict(candidates_of(gemm)).size() == gemm.size());
+
   // Without static features there is nothing to forecast from; a teacher's swapped parameters
   // would carry stale features.
   CHECK_THROWS_WITH(CompactSurrogate(o).fit(interpolation_split(convolution_a100(), 0.05, 1).train),
