@@ -1,5 +1,6 @@
 #pragma once
 // Umbrella: the core types and concepts.
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/config.hpp"

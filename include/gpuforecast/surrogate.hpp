@@ -1,7 +1,6 @@
 #pragma once
 // Umbrella: surrogates, their model file and the evaluation metrics.
 #include "gpuforecast/surrogate/any_surrogate.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
 #include "gpuforecast/surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"

@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast {
 

@@ -7,7 +7,7 @@
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/split_conformal.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 // Kept apart from the math so that using a calibrator does not pull in the archive code.
 namespace gpuforecast {

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 #include <fmt/core.h>
 

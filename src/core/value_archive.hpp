@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gpuforecast/core/value.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast::detail {
 

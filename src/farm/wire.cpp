@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/value_archive.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast::detail::wire {
 

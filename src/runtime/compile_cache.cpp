@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast {
 

@@ -5,7 +5,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/detail/driver_api.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "runtime/worker_process.hpp"
 
 namespace gpuforecast {

@@ -9,7 +9,7 @@
 
 #include "gpuforecast/runtime/detail/measurement_loop.hpp"
 #include "gpuforecast/runtime/sample_error.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "runtime/cupti_timer.hpp"
 
 namespace gpuforecast::detail {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast::detail {
 

@@ -3,7 +3,7 @@
 // ridge baseline. Not installed.
 #include <vector>
 
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast::detail {
 

@@ -12,7 +12,7 @@
 
 #include "core/value_archive.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 
 namespace gpuforecast {

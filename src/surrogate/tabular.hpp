@@ -11,7 +11,7 @@
 
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/observation.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
 
 namespace gpuforecast::detail {

@@ -13,7 +13,7 @@
 #include "gpuforecast/calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/surrogate/knn.hpp"
 #include "support/data.hpp"
 

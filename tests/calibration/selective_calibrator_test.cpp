@@ -9,7 +9,7 @@
 #include "gpuforecast/calibration/selective_calibrator.hpp"
 #include "gpuforecast/calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "synthetic.hpp"

@@ -13,7 +13,6 @@ import re
 import sys
 
 NOT_YET_REMOVED = {
-    ("core", "surrogate"): "the binary archive is still in surrogate/ (issue 45 moves it to core/)",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]gpuforecast/([a-z_]+)/', re.M)

@@ -9,7 +9,7 @@
 
 #include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

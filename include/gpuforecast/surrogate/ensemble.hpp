@@ -10,7 +10,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -11,7 +11,7 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/observation.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -14,7 +14,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/surrogate/feature_encoder.hpp"
 #include "gpuforecast/export.hpp"
 

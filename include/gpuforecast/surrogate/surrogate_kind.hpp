@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gpuforecast/surrogate/any_surrogate.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/surrogate/archive.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
