@@ -99,11 +99,10 @@ std::vector<Contender> contenders(const Args& a) {
 // the space has no table (an AMD GPU).
 SpaceData with_features_only(SpaceData space, std::span<const StaticFeatureTable> tables) {
   std::vector<SpaceData> one{std::move(space)};
-  const auto coverage = attach_static_features(one, tables);
+  (void)attach_static_features(one, tables);  // AMD spaces never reach here; the filter below drops the rest
   SpaceData& s = one.front();
   std::erase_if(s.observations,
                 [](const Observation& o) { return o.candidate.features.at("static_features_known") == 0; });
-  (void)coverage;
   return std::move(s);
 }
 
