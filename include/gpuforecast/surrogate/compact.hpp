@@ -60,6 +60,15 @@ struct CompactOptions {
   // size and the device's numbers; neither the kernel's own parameters nor its identity. Trained
   // on several kernels, it forecasts one never measured. Off: the parameters are inputs too.
   bool kernel_independent = false;
+  // With kernel_independent: a thinly measured kernel (below correction_below) gets a correction
+  // of its own, boosted trees on its parameters fitted to what the kernel-independent forecast
+  // got wrong on its observations; how much of that forecast to keep is chosen by cross-validation
+  // on those observations, against a forecast that never saw the kernel (docs/surrogates.md).
+  // Off: a kernel's forecast is the kernel-independent one whatever was measured of it.
+  bool kernel_correction = true;
+  // Kernels with fewer successful observations than this are corrected; the others are what the
+  // corrections' prior weights are judged by. When every kernel is below it, none is corrected.
+  std::size_t correction_below = 500;
   // Which static features (docs/features.md) are inputs when the observations carry them: "all",
   // "resources" (registers, spills, shared, local and constant memory, barriers, launch geometry,
   // occupancy; not the PTX instruction mix) or "none".
