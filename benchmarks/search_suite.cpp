@@ -5,7 +5,7 @@
 //
 //   search_suite [--data DIR] [--peers FILE] [--kernels k1,k2] [--devices d1,d2]
 //                [--strategies surrogate,genetic(variant=kernel_tuner),...] [--seeds 20] [--first-seed 1]
-//                [--sampling one_run|mean] [--jobs N] [--results DIR] [--fresh] [--json FILE]
+//                [--sampling one_run|mean] [--jobs N] [--results DIR] [--fresh] [--features DIR] [--json FILE]
 //
 // Budget as the peers count it: distinct valid configurations, over the file's valid cached
 // configurations (ReplaySpace::cached, Kernel Tuner's tune_cache space); the fraction of optimum
@@ -44,6 +44,7 @@
 #include "data/file_io.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
+#include "gpuforecast/data/static_feature_table.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 
@@ -69,19 +70,24 @@ struct Args {
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   fs::path results = "build/search_suite";
   bool fresh = false;
+  // Static feature tables (docs/features.md) joined to the spaces that have one (the NVIDIA ones),
+  // so that the search's forecaster reads what the compiler made of each configuration.
+  fs::path features;
   std::string json_path;
 };
 
 const char* const usage =
     "usage: search_suite [--data DIR] [--peers FILE] [--kernels k1,k2] [--devices d1,d2]\n"
     "                    [--strategies surrogate,genetic(variant=kernel_tuner),...] [--seeds 20] [--first-seed 1]\n"
-    "                    [--sampling one_run|mean] [--jobs N] [--results DIR] [--fresh] [--json FILE]\n"
+    "                    [--sampling one_run|mean] [--jobs N] [--results DIR] [--fresh] [--features DIR]\n"
+    "                    [--json FILE]\n"
     "Ours against the best recorded peer (Kernel Tuner 1.5.0 strategies, Optuna TPE) on the shared spaces,\n"
     "at 25/50/100/200 distinct valid configurations. A strategy is NAME or NAME(option=value,...); the\n"
     "option surrogate=KIND picks the online surrogate, the others are the strategy's own options\n"
     "(gpuforecast search --list-options). --sampling: what a replayed measurement of ours reads, one stored\n"
     "run drawn with the seed (default; noise as recorded) or the stored mean (what the peers saw).\n"
-    "Runs are kept in --results and a rerun continues them.\n";
+    "Runs are kept in --results and a rerun continues them. --features joins the static feature tables\n"
+    "(data/features) to the spaces that have them; those runs are kept apart from the others.\n";
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -97,6 +103,7 @@ Args parse(int argc, char** argv) {
       .number("--jobs", a.jobs)
       .text("--results", a.results)
       .flag("--fresh", [&] { a.fresh = true; })
+      .text("--features", a.features)
       .text("--json", a.json_path);
   if (!table.parse(argc, argv)) std::exit(0);
   if (a.peers.empty()) a.peers = a.data / ".." / "baselines" / "search-peers" / "runs.json.gz";
@@ -134,9 +141,11 @@ StrategySpec parse_strategy(const std::string& text) {
 }
 
 // Everything a stored run depends on besides the code: a run made otherwise is made again.
-json settings_of(const StrategySpec& s, ReplaySampling sampling, const std::string& data_sha256) {
-  return {{"strategy", s.name}, {"surrogate", s.surrogate}, {"options", s.options}, {"budget", max_budget},
-          {"space", "cached"}, {"sampling", replay_sampling_name(sampling)}, {"data_sha256_16", data_sha256}};
+json settings_of(const StrategySpec& s, ReplaySampling sampling, const std::string& data_sha256, bool static_features) {
+  json j{{"strategy", s.name}, {"surrogate", s.surrogate}, {"options", s.options}, {"budget", max_budget},
+         {"space", "cached"}, {"sampling", replay_sampling_name(sampling)}, {"data_sha256_16", data_sha256}};
+  if (static_features) j["static_features"] = true;
+  return j;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,6 +284,7 @@ struct Space {
   const RecordedSpace* record;
   std::shared_ptr<const SpaceData> data;
   std::shared_ptr<const StoredMeans> means;
+  bool static_features = false;  // a table was joined (--features and an NVIDIA space)
 };
 
 struct OurRun {
@@ -283,8 +293,12 @@ struct OurRun {
   double wall_s = 0;
 };
 
-fs::path result_path(const Args& args, const StrategySpec& s, const RecordedSpace& r, std::uint64_t seed) {
-  return args.results / replay_sampling_name(args.sampling) / s.label / r.kernel / r.device / fmt::format("seed{}.json", seed);
+// Runs that read static features are kept apart; a space without a table runs as it would without.
+fs::path result_path(const Args& args, const StrategySpec& s, const Space& space, std::uint64_t seed) {
+  const std::string sampling =
+      std::string(replay_sampling_name(args.sampling)) + (space.static_features ? "+static_features" : "");
+  return args.results / sampling / s.label / space.record->kernel / space.record->device /
+         fmt::format("seed{}.json", seed);
 }
 
 // A stored run made with these settings, or nothing (missing, or made otherwise).
@@ -351,9 +365,9 @@ std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<Strate
   for (const auto& s : strategies)
     for (const auto& space : spaces)
       for (std::uint64_t seed = args.first_seed; seed < args.first_seed + args.seeds; ++seed) {
-        const json settings = settings_of(s, args.sampling, space.record->sha256_16);
+        const json settings = settings_of(s, args.sampling, space.record->sha256_16, space.static_features);
         const RunKey key{s.label, space.record->name, seed};
-        const auto stored = args.fresh ? std::nullopt : read_stored_run(result_path(args, s, *space.record, seed), settings);
+        const auto stored = args.fresh ? std::nullopt : read_stored_run(result_path(args, s, space, seed), settings);
         if (stored) runs[key] = *stored;
         else missing.push_back({&s, &space, seed, settings});
       }
@@ -369,7 +383,7 @@ std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<Strate
     } catch (const std::exception& e) {
       throw error(fmt::format("{} on {} seed {}: {}", job.strategy->label, job.space->record->name, job.seed, e.what()));
     }
-    store_run(result_path(args, *job.strategy, *job.space->record, job.seed), job.settings, job.seed, run);
+    store_run(result_path(args, *job.strategy, *job.space, job.seed), job.settings, job.seed, run);
     std::lock_guard lock(mutex);
     runs[{job.strategy->label, job.space->record->name, job.seed}] = run;
     ++done;
@@ -581,12 +595,15 @@ bool wanted(const std::vector<std::string>& filter, const std::string& name) {
 
 std::vector<Space> load_spaces(const Args& args, const PeerRecord& record) {
   std::vector<Space> spaces;
+  const auto tables = args.features.empty() ? std::vector<StaticFeatureTable>{}
+                                            : read_static_feature_tables(args.features.string());
   for (const auto& r : record.spaces) {
     if (!wanted(args.kernels, r.kernel) || !wanted(args.devices, r.device)) continue;
-    auto data = std::make_shared<const SpaceData>(load_replay_space(r.file.string(), {}, ReplaySpace::cached));
+    std::vector<SpaceData> one{load_replay_space(r.file.string(), {}, ReplaySpace::cached)};
     auto means = std::make_shared<const StoredMeans>(read_stored_means(r.file));
-    check_against_record(r, *data, *means);
-    spaces.push_back({&r, std::move(data), std::move(means)});
+    check_against_record(r, one.front(), *means);
+    const bool with_features = !tables.empty() && attach_static_features(one, tables).front().with_features > 0;
+    spaces.push_back({&r, std::make_shared<const SpaceData>(std::move(one.front())), std::move(means), with_features});
   }
   if (spaces.empty()) throw invalid_argument_error("no recorded space matches --kernels/--devices");
   return spaces;
