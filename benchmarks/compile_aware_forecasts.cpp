@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/benchmark_arguments.hpp"
+#include "common/mean_se.hpp"
 #include "common/shared_data_dir.hpp"
 #include "common/write_text_file.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -112,18 +113,8 @@ EvaluationSplit without_static_features(EvaluationSplit split) {
   return split;
 }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-double standard_error(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = mean(v);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
-}
+double mean(const std::vector<double>& v) { return bench::mean_se(v).mean; }
+double standard_error(const std::vector<double>& v) { return bench::mean_se(v).se; }
 
 struct SpaceResult {
   std::string label;

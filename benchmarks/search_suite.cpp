@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "common/benchmark_arguments.hpp"
+#include "common/mean_se.hpp"
 #include "common/parallel_indices.hpp"
 #include "common/sha256.hpp"
 #include "common/shared_data_dir.hpp"
@@ -397,23 +398,8 @@ std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<Strate
 // ---------------------------------------------------------------------------------------------
 // Summaries and verdicts.
 
-struct MeanSe {
-  double mean = 0, se = 0;
-  std::size_t n = 0;
-};
-
-MeanSe mean_se(const std::vector<double>& x) {
-  MeanSe m;
-  m.n = x.size();
-  if (x.empty()) return m;
-  for (double v : x) m.mean += v;
-  m.mean /= static_cast<double>(x.size());
-  if (x.size() < 2) return m;
-  double ss = 0;
-  for (double v : x) ss += (v - m.mean) * (v - m.mean);
-  m.se = std::sqrt(ss / static_cast<double>(x.size() - 1) / static_cast<double>(x.size()));
-  return m;
-}
+using bench::MeanSe;
+using bench::mean_se;
 
 MeanSe at_budget(const std::vector<const Improvements*>& runs, std::size_t budget) {
   std::vector<double> x;
