@@ -494,7 +494,7 @@ namespace {
 // the correction that applied (null: none).
 std::vector<const detail::KernelCorrection*> correct(const CompactSurrogate::State& s,
                                                      std::span<const Candidate> candidates,
-                                                     const std::vector<double>& encoded, std::vector<float>& mean) {
+                                                     const std::vector<double>& encoded, std::vector<double>& mean) {
   std::vector<const detail::KernelCorrection*> applied(candidates.size(), nullptr);
   if (s.corrections.empty()) return applied;
   std::map<const detail::KernelCorrection*, std::vector<std::size_t>> rows_of;
@@ -510,7 +510,7 @@ std::vector<const detail::KernelCorrection*> correct(const CompactSurrogate::Sta
     for (const auto i : idx) {
       x.insert(x.end(), encoded.begin() + static_cast<std::ptrdiff_t>(i * dim),
                encoded.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
-      forecast.push_back(mean[i]);
+      forecast.push_back(static_cast<float>(mean[i]));
     }
     correction->apply(x, idx.size(), dim, forecast);
     for (std::size_t k = 0; k < idx.size(); ++k) mean[idx[k]] = forecast[k];
@@ -531,9 +531,9 @@ std::vector<Forecast> predict_rows(const CompactSurrogate::State& s, std::span<c
       sum_sq[i] += one[i] * one[i];
     }
   }
-  std::vector<float> mean(n);
-  for (std::size_t i = 0; i < n; ++i) mean[i] = sum[i] / static_cast<float>(members);
-  std::vector<float> prior = mean;
+  std::vector<double> mean(n);
+  for (std::size_t i = 0; i < n; ++i) mean[i] = sum[i] / static_cast<double>(members);
+  const std::vector<double> prior = mean;
   const auto corrected = correct(s, candidates, encoded, mean);
   std::vector<float> margin;
   if (s.failure) {
@@ -542,8 +542,7 @@ std::vector<Forecast> predict_rows(const CompactSurrogate::State& s, std::span<c
   }
   std::vector<detail::RowPrediction> rows(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double var = std::max(0.0, static_cast<double>(sum_sq[i]) / static_cast<double>(members) -
-                                         static_cast<double>(prior[i]) * prior[i]);
+    const double var = std::max(0.0, sum_sq[i] / static_cast<double>(members) - prior[i] * prior[i]);
     // The members' disagreement widens the held-out interval, as far as the forecast keeps them.
     const double kept = corrected[i] ? corrected[i]->prior_weight : 1.0;
     const double widen = z95 * std::sqrt(var) * kept;
