@@ -29,12 +29,6 @@ AnyStrategy make_random(const StrategySettings& s) {
   return RandomSearch(o);
 }
 
-AnyStrategy make_genetic(const StrategySettings& s) {
-  GeneticOptions o = genetic_options_table().parse(s.options);
-  o.seed = s.seed;
-  return GeneticSearch(o);
-}
-
 // The measurements of a screen_calibration file that calibrate the screening rule.
 std::shared_ptr<const std::vector<Observation>> screening_calibration(const std::string& path) {
   auto ok = Dataset::load(std::vector<std::string>{path}).observations(true);
@@ -43,20 +37,37 @@ std::shared_ptr<const std::vector<Observation>> screening_calibration(const std:
   return std::make_shared<const std::vector<Observation>>(std::move(ok));
 }
 
+// The selective model a strategy ranks with: the one given, a model file, or the online
+// surrogate learning from the search's own measurements.
+SelectiveModel strategy_model(const StrategySettings& s) {
+  return s.model_factory ? s.model_factory()
+                         : make_selective_model({.model_path = s.model_path, .online_surrogate = s.surrogate, .seed = s.seed});
+}
+
+// The screening stage's calibration: the one given in memory, or its file read once.
+void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions& o) {
+  if (s.screening_calibration) o.calibration = s.screening_calibration;
+  else if (!o.calibration_path.empty()) o.calibration = screening_calibration(o.calibration_path);
+}
+
+// Screened evolution (children_per_measurement > 1) ranks the children with a model.
+AnyStrategy make_genetic(const StrategySettings& s) {
+  GeneticOptions o = genetic_options_table().parse(s.options);
+  o.seed = s.seed;
+  if (o.children_per_measurement <= 1) return GeneticSearch(o);
+  load_screening_calibration(s, o.screening);
+  return GeneticSearch(o, strategy_model(s));
+}
+
 // A model that forecasts from the start gets the "pre-trained" preset, any other the defaults
 // ("from-scratch"); options given by name override either.
 AnyStrategy make_surrogate_filtered(const StrategySettings& s) {
   const bool pretrained = s.model_factory || !s.model_path.empty();
   const char* preset = s.surrogate == "llm" ? "llm" : pretrained ? "pre-trained" : "from-scratch";
   SurrogateFilteredOptions o = surrogate_filtered_options_table().parse(s.options, surrogate_filtered_preset(preset));
-  if (s.screening_calibration) o.screening.calibration = s.screening_calibration;
-  else if (!o.screening.calibration_path.empty()) o.screening.calibration = screening_calibration(o.screening.calibration_path);
+  load_screening_calibration(s, o.screening);
   o.seed = s.seed;
-  SelectiveModel model = s.model_factory ? s.model_factory()
-                                         : make_selective_model({.model_path = s.model_path,
-                                                                 .online_surrogate = s.surrogate,
-                                                                 .seed = s.seed});
-  return SurrogateFilteredSearch(std::move(model), o);
+  return SurrogateFilteredSearch(strategy_model(s), o);
 }
 
 // The surrogate strategy's table, and what its other preset changes.

@@ -1,12 +1,15 @@
 #include "gpuforecast/search/genetic.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_set>
 
+#include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "variation.hpp"
@@ -30,7 +33,11 @@ const OptionsTable<GeneticOptions>& genetic_options_table() {
         .add("repair_attempts", &GeneticOptions::repair_attempts,
              "elitist: re-mutations of an invalid child before it is replaced", OptionRange::at_least(0))
         .add("max_generations", &GeneticOptions::max_generations, "kernel_tuner: at most this many generations",
-             OptionRange::at_least(1));
+             OptionRange::at_least(1))
+        .add("children_per_measurement", &GeneticOptions::children_per_measurement,
+             "children bred per child measured; above 1 a selective model ranks (and with screen, screens) them",
+             OptionRange::between(1, 1000))
+        .include(&GeneticOptions::screening, screening_stage_options_table());
     return t;
   }();
   return table;
@@ -47,9 +54,64 @@ double fitness_of(const Measurement& m) {
   return m.ok() ? m.median_ms : std::numeric_limits<double>::infinity();
 }
 
+// Screened evolution's choice among a generation's children (see the header): the model learns
+// what has landed, forecasts the children, the rule drops those certified as no improvement,
+// and the lowest forecasts among the rest are measured.
+class ChildChoice {
+ public:
+  ChildChoice(SelectiveModel& model, RoundScreening& screening) : m_model(model), m_screening(screening) {}
+
+  // The at most `slots` of `children` to measure (all of them, up to `slots`, in their order
+  // while the model cannot forecast).
+  std::vector<Config> choose(SearchContext& ctx, std::vector<Config> children, std::size_t slots) {
+    learn(ctx);
+    if (!m_model.ready() || children.empty()) {
+      children.resize(std::min(children.size(), slots));
+      return children;
+    }
+    std::vector<Candidate> candidates;
+    candidates.reserve(children.size());
+    for (const auto& c : children) candidates.push_back(ctx.candidate(c));
+    const auto start = std::chrono::steady_clock::now();
+    auto decisions = m_model.decide(candidates);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
+    ctx.report_forecasts(SearchForecasted{children, decisions, seconds});
+    Proposals proposals;
+    proposals.configs = std::move(children);
+    proposals.bred_end = proposals.configs.size();
+    (void)m_screening.screen(ctx, m_model, proposals, decisions, 1);
+    std::vector<std::size_t> order(proposals.configs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return decisions[a].forecast.median_ms < decisions[b].forecast.median_ms;
+    });
+    order.resize(std::min(order.size(), slots));
+    std::vector<Config> chosen;
+    for (const auto i : order) chosen.push_back(proposals.configs[i]);
+    m_screening.remember(chosen, proposals, decisions,
+                         ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity());
+    return chosen;
+  }
+
+ private:
+  void learn(const SearchContext& ctx) {
+    const auto& obs = ctx.observations();
+    if (m_learned >= obs.size()) return;
+    const auto landed = std::span<const Observation>(obs).subspan(m_learned);
+    m_screening.learn(landed);
+    m_model.update(landed);
+    m_learned = obs.size();
+  }
+
+  SelectiveModel& m_model;
+  RoundScreening& m_screening;
+  std::size_t m_learned = 0;  // observations already given to the model
+};
+
 // Kernel Tuner's genetic_algorithm.py, operator for operator (see the header).
 void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::vector<Config> population,
-                              detail::search::Rng& rng) {
+                              detail::search::Rng& rng, ChildChoice* choice) {
   using namespace detail::search;
   const Indexer ix(ctx.space());
   const std::size_t pop_size = population.size();
@@ -71,9 +133,11 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
     };
     std::vector<Config> next;
     std::unordered_set<std::string> in_next;
+    // Screened: m times the children, of which the choice keeps pop_size.
+    const std::size_t bred = choice ? pop_size * o.children_per_measurement : pop_size;
     // Kernel Tuner loops until the population is full; a space too constrained to give
     // pop_size distinct valid children would never end, so attempts are bounded.
-    for (std::size_t attempt = 0; next.size() < pop_size && attempt < 100 * pop_size; ++attempt) {
+    for (std::size_t attempt = 0; next.size() < bred && attempt < 100 * bred; ++attempt) {
       const std::size_t i = draw_rank();
       std::size_t j = draw_rank();
       for (std::size_t redraw = 0; j == i && redraw < 100; ++redraw) j = draw_rank();
@@ -90,9 +154,10 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
         }
         if (!ctx.space().is_valid(child) || !in_next.insert(child.key()).second) continue;
         next.push_back(std::move(child));
-        if (next.size() == pop_size) break;
+        if (next.size() == bred) break;
       }
     }
+    if (choice) next = choice->choose(ctx, std::move(next), pop_size);
     if (next.empty()) return;
     population = std::move(next);
   }
@@ -205,9 +270,30 @@ class AsyncElitist {
 
 }  // namespace
 
+GeneticSearch::GeneticSearch(GeneticOptions options, SelectiveModel model)
+    : m_options(std::move(options)), m_model(std::move(model)), m_screening(m_options.screening) {
+  if (m_options.children_per_measurement == 0)
+    throw invalid_argument_error("strategy \"genetic\": children_per_measurement must be at least 1");
+  if (m_options.children_per_measurement == 1 && m_options.screening.enabled)
+    throw invalid_argument_error(
+        "strategy \"genetic\": screening needs children_per_measurement > 1 (with 1 every child is measured)");
+  if (m_options.children_per_measurement > 1 && m_model.empty())
+    throw invalid_argument_error(
+        "strategy \"genetic\": children_per_measurement > 1 needs a selective model to rank the children");
+}
+
 void GeneticSearch::run(SearchContext& ctx) {
   using namespace detail::search;
   Rng rng(m_options.seed);
+  RoundScreening screening = m_screening;
+  std::optional<ChildChoice> choice;
+  if (m_options.children_per_measurement > 1) {
+    if (ctx.workers() > 1)
+      throw invalid_argument_error(
+          "strategy \"genetic\": screened evolution (children_per_measurement > 1) measures a generation at a "
+          "time: run it with one worker");
+    choice.emplace(m_model, screening);
+  }
   const Indexer ix(ctx.space());
   const std::size_t pop_size = std::max<std::size_t>(2, m_options.population_size);
 
@@ -215,7 +301,7 @@ void GeneticSearch::run(SearchContext& ctx) {
   auto initial = sample_valid(ctx.space(), pop_size, rng());
   if (initial.empty()) return;
   if (m_options.variant == GeneticVariant::kernel_tuner) {
-    run_kernel_tuner_variant(ctx, m_options, std::move(initial), rng);
+    run_kernel_tuner_variant(ctx, m_options, std::move(initial), rng, choice ? &*choice : nullptr);
     return;
   }
   std::vector<Member> population;
@@ -252,12 +338,32 @@ void GeneticSearch::run(SearchContext& ctx) {
     const double rate = stale_generations > 0 ? std::min(1.0, m_options.mutation_rate * 3.0 * stale_generations)
                                               : m_options.mutation_rate;
     if (stale_generations > 5) return;  // the reachable neighbourhood is measured out
-    while (next.size() < pop_size) {
+    const auto breed = [&] {
       const Member& a = tournament();
       const Member& b = tournament();
       auto child = mutate(ix, uniform_crossover(a.genes, b.genes, rng), rate, false, rng);
       auto fixed = repair(ix, child, m_options.repair_attempts, rng);
-      Config c = fixed.valid ? std::move(fixed.config) : random_valid(ctx.space(), rng);
+      return fixed.valid ? std::move(fixed.config) : random_valid(ctx.space(), rng);
+    };
+    if (choice) {
+      // m children per place, new ones only (a measured child would be served from the record
+      // and teach nothing), of which the choice measures at most the places.
+      const std::size_t places = pop_size - next.size();
+      const std::size_t wanted = places * m_options.children_per_measurement;
+      std::vector<Config> children;
+      std::unordered_set<std::string> seen;
+      for (std::size_t tries = 0; children.size() < wanted && tries < 20 * wanted; ++tries) {
+        Config c = breed();
+        if (ctx.lookup(c) || !seen.insert(c.key()).second) continue;
+        children.push_back(std::move(c));
+      }
+      for (auto& c : choice->choose(ctx, std::move(children), places)) {
+        auto genes = ix.indices(c);
+        next.push_back({std::move(c), std::move(genes)});
+      }
+    }
+    while (next.size() < pop_size && !choice) {
+      Config c = breed();
       auto genes = ix.indices(c);
       next.push_back({std::move(c), std::move(genes)});
     }

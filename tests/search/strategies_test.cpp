@@ -11,6 +11,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/search/genetic.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
 #include "support/data.hpp"
@@ -173,4 +174,66 @@ TEST_CASE("on several simulated workers every strategy keeps them busy and stays
       CHECK(a.runs[r].virtual_seconds < a.runs[r].trace.total_cost_s() / 6);
     }
   }
+}
+
+namespace {
+
+// Knows every stored time of the data: a model as good as a model can be, so what screened
+// evolution does with forecasts shows plainly.
+struct StoredTimes {
+  std::shared_ptr<const SpaceData> data;
+  std::vector<Decision> decide(std::span<const Candidate> candidates) const {
+    std::vector<Decision> out;
+    for (const auto& c : candidates) {
+      Decision d;
+      d.forecast.median_ms = 1e9;  // not in the data: as slow as can be
+      for (const auto& o : data->observations)
+        if (o.candidate.config == c.config && o.measurement.ok()) d.forecast.median_ms = o.measurement.median_ms;
+      d.interval_low_ms = d.interval_high_ms = d.forecast.median_ms;
+      out.push_back(d);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("screened evolution measures the children a model ranks best", "[search][data]") {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("gemm", "RTX_3090").string()));
+  const auto run_with = [&](const char* variant, const char* children) {
+    Plan e;
+    e.replay().data = data;
+    e.strategy = "genetic";
+    e.settings.options = {{"variant", variant}, {"children_per_measurement", children}};
+    e.settings.model_factory = [&] { return SelectiveModel(StoredTimes{data}); };
+    e.budget = 60;
+    e.seeds = 1;
+    e.first_seed = 3;
+    return gpuforecast::run(e).runs.front();
+  };
+  for (const char* variant : {"elitist", "kernel_tuner"}) {
+    INFO("gemm RTX_3090, genetic variant " << variant);
+    const auto plain = run_with(variant, "1"), screened = run_with(variant, "8");
+    REQUIRE(plain.trace.size() == 60);
+    REQUIRE(screened.trace.size() == 60);
+    // The first generation is the same uniform sample; after it, eight children per place ranked by
+    // their true times find a faster configuration than one child per place.
+    CHECK(plain.trace.entries()[0].config == screened.trace.entries()[0].config);
+    CHECK(screened.trace.best()->best_ms < plain.trace.best()->best_ms);
+  }
+
+  // Ranking needs a model; screening needs more children than places; screened generations run
+  // one at a time.
+  Plan e;
+  e.replay().data = data;
+  e.strategy = "genetic";
+  e.settings.options = {{"children_per_measurement", "4"}, {"screen", "true"}};
+  e.settings.model_factory = [&] { return SelectiveModel(StoredTimes{data}); };
+  e.budget = 30;
+  e.seeds = 1;
+  e.replay().workers = 2;
+  CHECK_THROWS_WITH(gpuforecast::run(e), Catch::Contains("one worker"));
+  e.settings.options = {{"children_per_measurement", "1"}, {"screen", "true"}};
+  CHECK_THROWS_WITH(gpuforecast::run(e), Catch::Contains("children_per_measurement > 1"));
+  CHECK_THROWS_WITH(GeneticSearch(GeneticOptions{.children_per_measurement = 4}), Catch::Contains("selective model"));
 }

@@ -39,24 +39,31 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
   return out;
 }
 
-// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE]: the surrogate strategy's screening
-// options.
+// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE]: the screening options of the
+// strategies that screen (surrogate, and genetic with children_per_measurement > 1).
 void add_screening_options(SearchArgs& a) {
   if (a.screen.empty()) return;
-  if (std::find(a.strategies.begin(), a.strategies.end(), "surrogate") == a.strategies.end())
-    throw invalid_argument_error("--screen screens the proposals of the surrogate strategy: add --strategy surrogate");
-  a.options.emplace_back("surrogate.screen=true");
-  if (a.screen == "on") return;
-  for (const auto& item : detail::split_list(a.screen)) {
-    const auto eq = item.find('=');
-    const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
-    if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" && name != "calibration"))
-      throw invalid_argument_error(
-          fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE] (or \"on\" for the "
-                      "defaults), not \"{}\"",
-                      a.screen, item));
-    a.options.push_back("surrogate.screen_" + name + "=" + item.substr(eq + 1));
-  }
+  std::vector<std::string> screening;
+  for (const char* s : {"surrogate", "genetic"})
+    if (std::find(a.strategies.begin(), a.strategies.end(), s) != a.strategies.end()) screening.emplace_back(s);
+  if (screening.empty())
+    throw invalid_argument_error(
+        "--screen screens the proposals of the surrogate strategy or the children of the genetic one: add --strategy "
+        "surrogate or genetic");
+  std::vector<std::pair<std::string, std::string>> items{{"screen", "true"}};
+  if (a.screen != "on")
+    for (const auto& item : detail::split_list(a.screen)) {
+      const auto eq = item.find('=');
+      const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+      if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" && name != "calibration"))
+        throw invalid_argument_error(
+            fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE] (or \"on\" for the "
+                        "defaults), not \"{}\"",
+                        a.screen, item));
+      items.emplace_back("screen_" + name, item.substr(eq + 1));
+    }
+  for (const auto& strategy : screening)
+    for (const auto& [name, value] : items) a.options.push_back(strategy + "." + name + "=" + value);
 }
 
 }  // namespace
@@ -121,7 +128,8 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
   search.add_option("--plot", args.plot, "write the mean convergence curves to this SVG file");
   search.add_option("--option", args.options, "strategy option NAME=VALUE for every strategy, or STRATEGY.NAME=VALUE for one (repeatable)");
   search.add_option("--screen", args.screen,
-                    "surrogate strategy: drop proposals certified as no improvement over the incumbent, missing at most "
+                    "surrogate strategy, genetic with children_per_measurement > 1: drop proposals certified as no "
+                    "improvement over the incumbent, missing at most "
                     "a share alpha of true improvements with probability 1 - delta: alpha=A,delta=D[,tolerance=T]"
                     "[,calibration=FILE of the device's measurements, not trained on], or on");
   add_monitor_options(search, args.monitor);

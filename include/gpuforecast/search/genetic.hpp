@@ -13,11 +13,20 @@
 // all handed over; members still in flight are not bred again and stay in the population. With
 // one worker it is the generational algorithm above, draw for draw. The kernel_tuner variant
 // stays generational (its generations are what it reproduces).
+//
+// Screened evolution (children_per_measurement m > 1, both variants, one worker): each
+// generation breeds m times the children it may measure; a selective model forecasts them, the
+// certified screening rule (search/surrogate_filtered/screening.hpp) drops those it certifies as
+// no improvement over the incumbent, and of the survivors only those with the lowest forecasts
+// are measured. The model learns from every measurement; until it can forecast (an online model's
+// first generation) the children are taken in breeding order, as without screening.
 #include <cstddef>
 #include <cstdint>
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/options_table.hpp"
+#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/search/surrogate_filtered/screening.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -34,6 +43,9 @@ struct GeneticOptions {
   std::size_t elites = 2;            // elitist: best members carried unchanged into the next generation
   std::size_t repair_attempts = 20;  // elitist: re-mutations of an invalid child before it is replaced
   std::size_t max_generations = 100; // kernel_tuner: Kernel Tuner's maxiter
+  // Children bred per child measured (1: every child is measured and no model is asked).
+  std::size_t children_per_measurement = 1;
+  ScreeningStageOptions screening;  // with children_per_measurement > 1
 };
 
 // Every option but the seed by name, for --option (`variant` is elitist | kernel_tuner).
@@ -41,12 +53,16 @@ struct GeneticOptions {
 
 class GeneticSearch {
  public:
-  explicit GeneticSearch(GeneticOptions options = {}) : m_options(options) {}
+  // `model` ranks (and, with screening, screens) the children when children_per_measurement > 1;
+  // throws invalid_argument_error when it is then missing, and for bad screening options.
+  explicit GeneticSearch(GeneticOptions options = {}, SelectiveModel model = {});
   void run(SearchContext& ctx);
   [[nodiscard]] const GeneticOptions& options() const noexcept { return m_options; }
 
  private:
   GeneticOptions m_options;
+  SelectiveModel m_model;
+  RoundScreening m_screening;  // as configured; each run starts from a copy
 };
 
 static_assert(SearchStrategy<GeneticSearch>);
