@@ -377,6 +377,26 @@ TEST_CASE("compact: a thinly measured kernel gets a correction of its own", "[su
   CHECK(medians(CompactSurrogate::load(r).predict(rest)) == medians(corrected.predict(rest)));
 }
 
+TEST_CASE("compact: a file of version 1, before kernel corrections, still loads", "[surrogate][compact]") {
+  const auto split = interpolation_split(convolution_a100(), 0.05, 2);
+  CompactSurrogate model(quick());
+  model.fit(split.train);
+  ArchiveWriter w;
+  model.save(w);
+  // Version 2 is version 1 with the kernels' corrections appended: a count, 0 here.
+  ArchiveWriter tag2, tag1;
+  tag2.str("compact");
+  tag2.u32(2);
+  tag1.str("compact");
+  tag1.u32(1);
+  const std::string& v2 = w.data();
+  REQUIRE(v2.compare(0, tag2.data().size(), tag2.data()) == 0);
+  const std::string v1 = tag1.data() + v2.substr(tag2.data().size(), v2.size() - tag2.data().size() - 8);
+  ArchiveReader r(v1, "version 1");
+  const auto cands = candidates_of(split.test);
+  CHECK(medians(CompactSurrogate::load(r).predict(cands)) == medians(model.predict(cands)));
+}
+
 TEST_CASE("compact: members past the static feature share read the parameters alone", "[surrogate][compact]") {
   const auto tables = read_static_feature_tables((test::source_dir() / "data" / "features").string());
   std::vector<SpaceData> spaces{load_space(test::cache_file("pnpoly", "RTX_3090").string())};
