@@ -179,17 +179,6 @@ std::vector<std::size_t> columns_of(const FeatureEncoder& encoder, std::initiali
 // "kernel|problem" -> "kernel" (a problem key holds no '|').
 std::string kernel_of(const std::string& kernel_key) { return kernel_key.substr(0, kernel_key.rfind('|')); }
 
-// The mean of `models`' forecasts of rows x (rows x their width).
-std::vector<float> mean_forecast(std::span<const detail::FlatTrees> models, const std::vector<float>& x,
-                                 std::size_t rows) {
-  std::vector<float> mean(rows, 0.0f), one(rows);
-  for (const auto& m : models) {
-    m.predict(x, rows, one);
-    for (std::size_t i = 0; i < rows; ++i) mean[i] += one[i] / static_cast<float>(models.size());
-  }
-  return mean;
-}
-
 // The thin kernels' corrections of the members (kernel_correction.hpp), each fitted on its rows,
 // its prior weight chosen with `unseen`, a model that never saw the thin kernels. The kernels are
 // fitted concurrently, each deterministically.
@@ -208,18 +197,12 @@ void fit_corrections(CompactSurrogate::State& s, const std::map<std::string, std
   std::vector<std::optional<detail::KernelCorrection>> fitted(kernels.size());
   detail::parallel_for_each_index(kernels.size(), detail::parallel_threads(kernels.size(), 0), [&](std::size_t k) {
     const auto& idx = kernels[k].second;
-    std::vector<double> encoded;
-    std::vector<float> x_prior, y;
-    for (const auto i : idx) {
-      encoded.insert(encoded.end(), rows.x.begin() + static_cast<std::ptrdiff_t>(i * dim),
-                     rows.x.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
-      x_prior.insert(x_prior.end(), x_all.begin() + static_cast<std::ptrdiff_t>(i * c),
-                     x_all.begin() + static_cast<std::ptrdiff_t>((i + 1) * c));
-      y.push_back(static_cast<float>(y_all[i]));
-    }
-    fitted[k] = detail::fit_kernel_correction(encoded, dim, columns, y,
-                                              mean_forecast({&unseen, 1}, x_prior, idx.size()),
-                                              mean_forecast(s.members, x_prior, idx.size()), {},
+    const auto x_prior = detail::rows_at<float>(x_all, c, idx);
+    std::vector<float> y;
+    for (const auto i : idx) y.push_back(static_cast<float>(y_all[i]));
+    fitted[k] = detail::fit_kernel_correction(detail::rows_at<double>(rows.x, dim, idx), dim, columns, y,
+                                              detail::mean_forecast({&unseen, 1}, x_prior, idx.size()),
+                                              detail::mean_forecast(s.members, x_prior, idx.size()), {},
                                               member_seed(seed, 1000 + k));
   });
   s.corrections.clear();
@@ -330,9 +313,11 @@ void train(CompactSurrogate::State& s, const CompactOptions& o) {
   TrainingSet well_measured;
   std::optional<std::size_t> unseen_job;
   if (!thin.empty()) {
+    std::vector<bool> in_thin(rows.rows(), false);
+    for (const auto& [kernel, idx] : thin)
+      for (const auto i : idx) in_thin[i] = true;
     for (std::size_t k = 0; k < ok.size(); ++k)
-      if (!thin.count(kernel_of(rows.group_kernel_keys[rows.group[ok[k]]])))
-        well_measured.add(observed.x.data() + k * c, c, observed.y[k], observed.weight[k]);
+      if (!in_thin[ok[k]]) well_measured.add(observed.x.data() + k * c, c, observed.y[k], observed.weight[k]);
     unseen_job = jobs.size();
     launch(well_measured, member_seed(o.seed, o.members + 2));
   }
@@ -489,7 +474,6 @@ void CompactSurrogate::update(std::span<const Observation> observations) {
 
 namespace {
 
-// Forecasts of one run of candidates, on the calling thread.
 // Each candidate's forecast after its kernel's correction (none: the members' mean stands), and
 // the correction that applied (null: none).
 std::vector<const detail::KernelCorrection*> correct(const CompactSurrogate::State& s,
@@ -497,27 +481,23 @@ std::vector<const detail::KernelCorrection*> correct(const CompactSurrogate::Sta
                                                      const std::vector<double>& encoded, std::vector<double>& mean) {
   std::vector<const detail::KernelCorrection*> applied(candidates.size(), nullptr);
   if (s.corrections.empty()) return applied;
-  std::map<const detail::KernelCorrection*, std::vector<std::size_t>> rows_of;
+  std::map<const detail::KernelCorrection*, std::vector<std::size_t>> rows_by_correction;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (const auto it = s.corrections.find(candidates[i].kernel); it != s.corrections.end()) {
       applied[i] = &it->second;
-      rows_of[&it->second].push_back(i);
+      rows_by_correction[&it->second].push_back(i);
     }
   const std::size_t dim = s.base.encoder.dimension();
-  for (const auto& [correction, idx] : rows_of) {
-    std::vector<double> x;
+  for (const auto& [correction, idx] : rows_by_correction) {
     std::vector<float> forecast;
-    for (const auto i : idx) {
-      x.insert(x.end(), encoded.begin() + static_cast<std::ptrdiff_t>(i * dim),
-               encoded.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
-      forecast.push_back(static_cast<float>(mean[i]));
-    }
-    correction->apply(x, idx.size(), dim, forecast);
+    for (const auto i : idx) forecast.push_back(static_cast<float>(mean[i]));
+    correction->apply(detail::rows_at<double>(encoded, dim, idx), idx.size(), dim, forecast);
     for (std::size_t k = 0; k < idx.size(); ++k) mean[idx[k]] = forecast[k];
   }
   return applied;
 }
 
+// Forecasts of one run of candidates, on the calling thread.
 std::vector<Forecast> predict_rows(const CompactSurrogate::State& s, std::span<const Candidate> candidates) {
   const std::size_t n = candidates.size();
   const auto encoded = s.base.encoder.encode(candidates);

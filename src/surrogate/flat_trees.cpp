@@ -215,4 +215,13 @@ FlatTrees FlatTrees::load(ArchiveReader& r) {
   return f;
 }
 
+std::vector<float> mean_forecast(std::span<const FlatTrees> models, std::span<const float> x, std::size_t rows) {
+  std::vector<float> mean(rows, 0.0f), one(rows);
+  for (const auto& m : models) {
+    m.predict(x, rows, one);
+    for (std::size_t i = 0; i < rows; ++i) mean[i] += one[i] / static_cast<float>(models.size());
+  }
+  return mean;
+}
+
 }  // namespace gpuforecast::detail

@@ -52,4 +52,8 @@ class FlatTrees {
   std::vector<float> m_leaf;   // trees x leaves_per_tree()
 };
 
+// The mean of several models' forecasts of rows x (rows x their width): a bag's forecast.
+[[nodiscard]] std::vector<float> mean_forecast(std::span<const FlatTrees> models, std::span<const float> x,
+                                               std::size_t rows);
+
 }  // namespace gpuforecast::detail

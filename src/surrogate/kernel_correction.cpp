@@ -14,49 +14,25 @@ namespace gpuforecast::detail {
 
 namespace {
 
+// One member's fit: a few dozen rows train fastest on one thread.
 XgboostOptions tree_options(const KernelCorrectionOptions& o, std::uint64_t seed) {
-  XgboostOptions p;
-  p.rounds = o.rounds;
-  p.eta = o.eta;
-  p.max_depth = o.max_depth;
-  p.min_child_weight = 1;
-  p.subsample = o.subsample;
-  p.colsample_bytree = o.colsample_bytree;
-  p.lambda = o.lambda;
+  XgboostOptions p = o.trees;
   p.seed = seed;
   p.threads = 1;
   return p;
 }
 
-std::vector<float> rows_of(const std::vector<float>& x, std::size_t cols, std::span<const std::size_t> idx) {
-  std::vector<float> out;
-  out.reserve(idx.size() * cols);
-  for (const auto i : idx)
-    out.insert(out.end(), x.begin() + static_cast<std::ptrdiff_t>(i * cols),
-               x.begin() + static_cast<std::ptrdiff_t>((i + 1) * cols));
-  return out;
-}
-
 // The bag's trees fitted to rows x (rows x cols) and targets y: one per member seed.
 std::vector<FlatTrees> fit_bag(const std::vector<float>& x, std::size_t cols, const std::vector<float>& y,
                                const KernelCorrectionOptions& o, std::uint64_t seed) {
-  const std::vector<double> sorted(y.begin(), y.end());
-  const double low = quantile(sorted, o.clip_quantile), high = quantile(sorted, 1 - o.clip_quantile);
+  const std::vector<double> values(y.begin(), y.end());
+  const double low = quantile(values, o.clip_quantile), high = quantile(values, 1 - o.clip_quantile);
   std::vector<float> clipped(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) clipped[i] = static_cast<float>(std::clamp<double>(y[i], low, high));
   std::vector<FlatTrees> bag;
   for (std::size_t m = 0; m < o.members; ++m)
     bag.push_back(boost_flat_trees(x, cols, clipped, tree_options(o, seed * 1000003ULL + 7919ULL * (m + 1)), false));
   return bag;
-}
-
-std::vector<float> bag_mean(const std::vector<FlatTrees>& bag, std::span<const float> x, std::size_t rows) {
-  std::vector<float> mean(rows, 0.0f), one(rows);
-  for (const auto& t : bag) {
-    t.predict(x, rows, one);
-    for (std::size_t i = 0; i < rows; ++i) mean[i] += one[i] / static_cast<float>(bag.size());
-  }
-  return mean;
 }
 
 // Out-of-fold forecasts `prior_weight * prior + bag` of the rows idx (in idx's order; fold k holds
@@ -78,8 +54,8 @@ std::vector<float> out_of_fold(const std::vector<float>& x, std::size_t cols, co
     if (held.empty()) continue;
     std::vector<float> residual;
     for (const auto i : train_rows) residual.push_back(y[i] - static_cast<float>(prior_weight) * prior[i]);
-    const auto bag = fit_bag(rows_of(x, cols, train_rows), cols, residual, o, seed + fold);
-    const auto added = bag_mean(bag, rows_of(x, cols, held_rows), held.size());
+    const auto bag = fit_bag(rows_at<float>(x, cols, train_rows), cols, residual, o, seed + fold);
+    const auto added = mean_forecast(bag, rows_at<float>(x, cols, held_rows), held.size());
     for (std::size_t k = 0; k < held.size(); ++k)
       oof[held[k]] = static_cast<float>(prior_weight) * prior[held_rows[k]] + added[k];
   }
@@ -98,7 +74,7 @@ std::vector<float> KernelCorrection::inputs(std::span<const double> encoded, std
 
 void KernelCorrection::apply(std::span<const double> encoded, std::size_t n, std::size_t dim,
                              std::span<float> prior) const {
-  const auto added = bag_mean(trees, inputs(encoded, n, dim), n);
+  const auto added = mean_forecast(trees, inputs(encoded, n, dim), n);
   for (std::size_t i = 0; i < n; ++i) prior[i] = static_cast<float>(prior_weight) * prior[i] + added[i];
 }
 
@@ -113,13 +89,13 @@ bool varies(std::span<const double> encoded, std::size_t rows, std::size_t dim, 
 }  // namespace
 
 KernelCorrection fit_kernel_correction(std::span<const double> encoded, std::size_t dim,
-                                       std::span<const std::size_t> columns, const std::vector<float>& y, const std::vector<float>& unseen_prior,
-                                       const std::vector<float>& prior, const KernelCorrectionOptions& o,
-                                       std::uint64_t seed) {
+                                       std::span<const std::size_t> columns, const std::vector<float>& y,
+                                       const std::vector<float>& unseen_prior, const std::vector<float>& prior,
+                                       const KernelCorrectionOptions& o, std::uint64_t seed) {
   const std::size_t n = y.size();
   if (encoded.size() != n * dim || prior.size() != n || unseen_prior.size() != n)
     throw invalid_argument_error("kernel correction: one prior forecast of each kind and one row per observation");
-  if (o.folds < 2 || o.prior_weights.empty() || o.members < 1 || o.rounds < 1 ||
+  if (o.folds < 2 || o.prior_weights.empty() || o.members < 1 || o.trees.rounds < 1 ||
       !(o.clip_quantile >= 0 && o.clip_quantile < 0.5))
     throw invalid_argument_error(
         "kernel correction: at least two folds, one prior weight, one member and one round; clip_quantile in [0, 0.5)");

@@ -17,6 +17,7 @@
 
 #include "flat_trees.hpp"
 #include "gpuforecast/core/archive.hpp"
+#include "gpuforecast/surrogate/xgboost.hpp"
 
 namespace gpuforecast::detail {
 
@@ -25,14 +26,10 @@ struct KernelCorrectionOptions {
   std::size_t folds = 5;
   std::size_t min_rows = 8;       // fewer observations keep the prior as it is
   std::size_t max_cv_rows = 600;  // the choice is made on a seeded sample of at most this many rows
-  // The bag of boosted trees: XGBoost's settings for a few dozen rows, averaged over seeds.
+  // The bag of boosted trees: XGBoost's own settings (its tree fields; seed and threads are set
+  // per fit), averaged over seeds.
   std::size_t members = 3;
-  int rounds = 500;
-  int max_depth = 7;
-  double eta = 0.05;
-  double subsample = 0.8;
-  double colsample_bytree = 0.9;
-  double lambda = 1.0;
+  XgboostOptions trees;
   // The trees learn targets clipped to this quantile and its complement: Spearman is what a search
   // needs of them, and on a few dozen points one very slow configuration would otherwise spend
   // the trees on itself. Chosen on convolution_milo and dedispersion_milo at K = 20 (0, 0.1, 0.2:
@@ -60,11 +57,10 @@ struct KernelCorrection {
 };
 
 // encoded: the kernel's rows (rows x dim, row-major), of which the trees may read `columns`;
-// y: their normalised log-runtimes. The prior
-// weight is chosen with `unseen_prior`, the forecasts of a prior that never saw
-// the kernel (one that had would look better on these rows than on the rest of the kernel); the
-// trees are then fitted to what is left of y after `prior`, the forecasts of the prior that will
-// be corrected. Deterministic for a seed.
+// y: their normalised log-runtimes. The prior weight is chosen with `unseen_prior`, the
+// forecasts of a prior that never saw the kernel (one that had would look better on these rows
+// than on the rest of the kernel); the trees are then fitted to what is left of y after `prior`,
+// the forecasts of the prior that will be corrected. Deterministic for a seed.
 [[nodiscard]] KernelCorrection fit_kernel_correction(std::span<const double> encoded, std::size_t dim,
                                                      std::span<const std::size_t> columns,
                                                      const std::vector<float>& y,

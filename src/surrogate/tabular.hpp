@@ -71,6 +71,15 @@ struct RowPrediction {
 [[nodiscard]] std::vector<Forecast> to_forecasts(std::span<const Candidate> candidates, const GroupNormaliser& norm,
                                                  std::span<const RowPrediction> rows);
 
+// Rows idx of a row-major matrix x with `cols` columns, in idx's order.
+template <class T>
+[[nodiscard]] std::vector<T> rows_at(std::span<const T> x, std::size_t cols, std::span<const std::size_t> idx) {
+  std::vector<T> out;
+  out.reserve(idx.size() * cols);
+  for (const auto i : idx) out.insert(out.end(), x.begin() + i * cols, x.begin() + (i + 1) * cols);
+  return out;
+}
+
 // Empirical q-quantile (linear interpolation) of a copy of v.
 [[nodiscard]] double quantile(std::vector<double> v, double q);
 
