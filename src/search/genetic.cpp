@@ -1,7 +1,6 @@
 #include "gpuforecast/search/genetic.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/space/enumerate.hpp"
+#include "model_rounds.hpp"
 #include "variation.hpp"
 
 namespace gpuforecast {
@@ -64,19 +64,12 @@ class ChildChoice {
   // The at most `slots` of `children` to measure (all of them, up to `slots`, in their order
   // while the model cannot forecast).
   std::vector<Config> choose(SearchContext& ctx, std::vector<Config> children, std::size_t slots) {
-    learn(ctx);
+    detail::search::learn_new_observations(m_model, m_screening, ctx, m_learned);
     if (!m_model.ready() || children.empty()) {
       children.resize(std::min(children.size(), slots));
       return children;
     }
-    std::vector<Candidate> candidates;
-    candidates.reserve(children.size());
-    for (const auto& c : children) candidates.push_back(ctx.candidate(c));
-    const auto start = std::chrono::steady_clock::now();
-    auto decisions = m_model.decide(candidates);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-    ctx.report_forecasts(SearchForecasted{children, decisions, seconds});
+    auto decisions = detail::search::decide_and_report(m_model, ctx, children);
     Proposals proposals;
     proposals.configs = std::move(children);
     proposals.bred_end = proposals.configs.size();
@@ -95,15 +88,6 @@ class ChildChoice {
   }
 
  private:
-  void learn(const SearchContext& ctx) {
-    const auto& obs = ctx.observations();
-    if (m_learned >= obs.size()) return;
-    const auto landed = std::span<const Observation>(obs).subspan(m_learned);
-    m_screening.learn(landed);
-    m_model.update(landed);
-    m_learned = obs.size();
-  }
-
   SelectiveModel& m_model;
   RoundScreening& m_screening;
   std::size_t m_learned = 0;  // observations already given to the model

@@ -1,13 +1,13 @@
 #include "gpuforecast/search/surrogate_filtered.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <limits>
 #include <random>
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/search/search_context.hpp"
+#include "model_rounds.hpp"
 
 namespace gpuforecast {
 
@@ -61,19 +61,6 @@ SurrogateFilteredOptions llm_preset() {
   return o;
 }
 
-// Gives the model, and the screening's calibration, the observations that landed since the last
-// call.
-void learn_new_observations(SelectiveModel& model, RoundScreening& screening, const SearchContext& ctx,
-                            std::size_t& learned) {
-  const auto& obs = ctx.observations();
-  if (learned < obs.size()) {
-    const auto landed = std::span<const Observation>(obs).subspan(learned);
-    screening.learn(landed);
-    model.update(landed);
-    learned = obs.size();
-  }
-}
-
 // The round's picks among the proposals: at random until the model is ready, then by its
 // decisions (acquisition and batch selection).
 std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Proposals proposals,
@@ -86,14 +73,7 @@ std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Prop
     chosen.resize(std::min(chosen.size(), state.measurements));
     return chosen;
   }
-  std::vector<Candidate> candidates;
-  candidates.reserve(proposals.configs.size());
-  for (const auto& c : proposals.configs) candidates.push_back(ctx.candidate(c));
-  const auto start = std::chrono::steady_clock::now();
-  auto decisions = model.decide(candidates);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-  ctx.report_forecasts(SearchForecasted{proposals.configs, decisions, seconds});
+  auto decisions = detail::search::decide_and_report(model, ctx, proposals.configs);
   (void)screening.screen(ctx, model, proposals, decisions, state.measurements);
   auto chosen = select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
   screening.remember(chosen, proposals, decisions,
@@ -129,7 +109,7 @@ void SurrogateFilteredSearch::run_async(SearchContext& ctx) {
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
   RoundScreening screening = m_screening;
-  auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
+  auto learn = [&] { detail::search::learn_new_observations(m_model, screening, ctx, learned); };
   std::deque<Config> queued;  // chosen, waiting for a free worker
   if (o.initial.samples > 0) {
     auto initial = choose_initial_design(ctx, m_model, o.initial, rng());
@@ -176,7 +156,7 @@ void SurrogateFilteredSearch::run(SearchContext& ctx) {
   std::mt19937_64 rng(o.seed);
   std::size_t learned = 0;  // observations already given to the model
   RoundScreening screening = m_screening;
-  auto learn = [&] { learn_new_observations(m_model, screening, ctx, learned); };
+  auto learn = [&] { detail::search::learn_new_observations(m_model, screening, ctx, learned); };
 
   if (o.initial.samples > 0) (void)ctx.evaluate(choose_initial_design(ctx, m_model, o.initial, rng()));
   const OptimismSchedule optimism(o.acquisition, ctx.trace());
