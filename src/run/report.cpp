@@ -42,11 +42,13 @@ std::string llm_text(const LlmCalls& c, std::size_t measurements, std::size_t ru
 
 // One line on a screened replay: what the rule ruled out and how often that was wrong.
 std::string screening_text(const ScreeningSummary& s) {
-  return fmt::format("screening (alpha {}): {:.0f} proposals considered, {:.0f} screened out, {:.0f} measured per run "
-                     "({:.1f} considered per measurement); a margin certified in {:.0f}% of rounds; realised miss "
-                     "rate in those rounds {:.3f} (runs above alpha: {} of {})",
-                     s.alpha, s.considered, s.skipped, s.measured, s.considered_per_measurement, 100 * s.certified_rounds,
-                     s.miss_rate_certified, s.runs_over_alpha, s.runs);
+  return fmt::format("screening (alpha {}): {:.0f} candidates considered, {:.0f} screened out ({:.0f}%), {:.0f} measured "
+                     "per run ({:.1f} considered per measurement); a margin certified in {:.0f}% of rounds; realised "
+                     "miss rate in those rounds {:.3f} (runs above alpha: {} of {}); intervals of the measured "
+                     "candidates missed {:.1f}%",
+                     s.alpha, s.considered, s.skipped, 100 * s.skipped_share, s.measured, s.considered_per_measurement,
+                     100 * s.certified_rounds, s.miss_rate_certified, s.runs_over_alpha, s.runs,
+                     100 * s.interval_miss_rate);
 }
 
 double optimum_of(const SearchComparison& c) {
@@ -116,13 +118,15 @@ std::string json_report(const SearchComparison& c) {
       js["screening"] = {{"alpha", sc.alpha},
                          {"considered", sc.considered},
                          {"screened_out", sc.skipped},
+                         {"screened_out_share", sc.skipped_share},
                          {"measured", sc.measured},
                          {"considered_per_measurement", sc.considered_per_measurement},
                          {"certified_rounds", sc.certified_rounds},
                          {"miss_rate_certified_rounds", sc.miss_rate_certified},
                          {"miss_rate_all_rounds", sc.miss_rate},
                          {"runs_over_alpha", sc.runs_over_alpha},
-                         {"runs", sc.runs}};
+                         {"runs", sc.runs},
+                         {"interval_miss_rate_measured", sc.interval_miss_rate}};
     if (c.workers > 1) {
       js["workers"] = c.workers;
       js["mean_virtual_seconds"] = m.virtual_seconds;

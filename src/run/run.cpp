@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -49,6 +52,10 @@ ScreeningSummary Result::screening_summary() const {
     certified += r.certified_rounds;
   }
   if (s.runs == 0) return s;
+  std::size_t checked = 0, misses = 0;
+  for (const auto& r : runs) checked += r.interval_checked, misses += r.interval_misses;
+  s.interval_miss_rate = checked ? static_cast<double>(misses) / static_cast<double>(checked) : 0.0;
+  s.skipped_share = s.considered > 0 ? s.skipped / s.considered : 0.0;
   const auto n = static_cast<double>(s.runs);
   s.considered_per_measurement = s.measured > 0 ? s.considered / s.measured : 0;
   s.considered /= n, s.skipped /= n, s.measured /= n, s.miss_rate /= n, s.miss_rate_certified /= n;
@@ -73,6 +80,50 @@ struct ScreeningJudge {
       if (e.rule.certified)
         tally_screening(run->screening_certified, e.skipped[i], y, e.incumbent_ms, e.rule.options.tolerance);
     }
+  }
+};
+
+// Each measured candidate that had a forecast, against its stored time: did the interval hold?
+struct IntervalJudge {
+  const ReplayBenchmarker* truth;
+  SeedRun* run;
+  std::unordered_map<std::string, Decision> forecasts;  // the last forecast of each candidate
+  void on_forecasted(const SearchForecasted& e) {
+    for (std::size_t i = 0; i < e.proposed.size() && i < e.decisions.size(); ++i)
+      forecasts.insert_or_assign(e.proposed[i].key(), e.decisions[i]);
+  }
+  void on_measured(const SearchMeasured& e) {
+    const auto it = forecasts.find(e.config.key());
+    if (it == forecasts.end()) return;
+    const Observation* o = truth->find(e.config);
+    if (o && o->measurement.ok() && o->measurement.median_ms > 0) {
+      const double y = o->measurement.median_ms;
+      ++run->interval_checked;
+      if (y < it->second.interval_low_ms || y > it->second.interval_high_ms) ++run->interval_misses;
+    }
+    forecasts.erase(it);
+  }
+};
+
+// Every candidate the model forecast once something was measured, with its stored time and the
+// incumbent of that moment, with the model's error scale: a screening rehearsal (SeedRun::rehearsal). A candidate that fails
+// improves on nothing and carries nothing about misses: it is left out.
+struct RehearsalRecorder {
+  const ReplayBenchmarker* truth;
+  SeedRun* run;
+  double incumbent_ms = std::numeric_limits<double>::infinity();
+  void on_forecasted(const SearchForecasted& e) {
+    // Pairs are in units of the model's error (the scaled rule): none before its scale is known.
+    if (!std::isfinite(incumbent_ms) || !(e.error_scale > 0)) return;
+    for (std::size_t i = 0; i < e.proposed.size() && i < e.decisions.size(); ++i) {
+      const double f = e.decisions[i].forecast.median_ms;
+      const Observation* o = truth->find(e.proposed[i]);
+      if (!(std::isfinite(f) && f > 0) || !o || !o->measurement.ok() || !(o->measurement.median_ms > 0)) continue;
+      run->rehearsal.push_back({f, o->measurement.median_ms, incumbent_ms, e.error_scale});
+    }
+  }
+  void on_measured(const SearchMeasured& e) {
+    if (e.measurement.ok() && e.measurement.median_ms > 0) incumbent_ms = std::min(incumbent_ms, e.measurement.median_ms);
   }
 };
 
@@ -215,7 +266,11 @@ Result run_replay(const Plan& plan, const ReplayBackend& backend) {
     if (with_static_features) one.options.describe = describe_by_stored_features;
     one.options.progress = bar;
     SeedRun& run = runs[i];
-    one.add_observers = [&](SearchContext& ctx) { ctx.add_observer(ScreeningJudge{&lookup, &run}); };
+    one.add_observers = [&](SearchContext& ctx) {
+      ctx.add_observer(ScreeningJudge{&lookup, &run});
+      ctx.add_observer(IntervalJudge{&lookup, &run, {}});
+      if (plan.rehearsal) ctx.add_observer(RehearsalRecorder{&lookup, &run});
+    };
     const auto on_workers = [&](auto benchmarker) {
       if (backend.workers <= 1) return one(strategy, std::move(benchmarker), run);
       SimulatedFarm farm(backend.workers, std::move(benchmarker));

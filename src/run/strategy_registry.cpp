@@ -9,6 +9,7 @@
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/data/screening_pairs.hpp"
 #include "gpuforecast/search/genetic.hpp"
 #include "gpuforecast/search/random_search.hpp"
 #include "gpuforecast/search/surrogate_filtered.hpp"
@@ -48,6 +49,9 @@ SelectiveModel strategy_model(const StrategySettings& s) {
 void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions& o) {
   if (s.screening_calibration) o.calibration = s.screening_calibration;
   else if (!o.calibration_path.empty()) o.calibration = screening_calibration(o.calibration_path);
+  if (s.screening_rehearsal) o.rehearsal = s.screening_rehearsal;
+  else if (!o.rehearsal_path.empty())
+    o.rehearsal = std::make_shared<const std::vector<ScreeningPair>>(read_screening_pairs(o.rehearsal_path));
 }
 
 // Screened evolution (children_per_measurement > 1) ranks the children with a model.

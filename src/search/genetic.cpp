@@ -1,10 +1,14 @@
 #include "gpuforecast/search/genetic.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_set>
 
@@ -37,6 +41,10 @@ const OptionsTable<GeneticOptions>& genetic_options_table() {
         .add("children_per_measurement", &GeneticOptions::children_per_measurement,
              "children bred per child measured; above 1 a selective model ranks (and with screen, screens) them",
              OptionRange::between(1, 1000))
+        .add("breeding_batches", &GeneticOptions::breeding_batches,
+             "with screening: batches of children_per_measurement children per place bred at most while the rule "
+             "leaves fewer survivors than places",
+             OptionRange::between(1, 100))
         .include(&GeneticOptions::screening, screening_stage_options_table());
     return t;
   }();
@@ -55,25 +63,40 @@ double fitness_of(const Measurement& m) {
 }
 
 // Screened evolution's choice among a generation's children (see the header): the model learns
-// what has landed, forecasts the children, the rule drops those certified as no improvement,
-// and the lowest forecasts among the rest are measured.
+// what has landed, forecasts the children, the rule drops those certified as no improvement (more
+// batches are bred while too few survive), and the lowest forecasts among the rest are measured.
 class ChildChoice {
  public:
-  ChildChoice(SelectiveModel& model, RoundScreening& screening) : m_model(model), m_screening(screening) {}
+  // Up to `count` new children, none of them bred before in this generation.
+  using Breed = std::function<std::vector<Config>(std::size_t count)>;
 
-  // The at most `slots` of `children` to measure (all of them, up to `slots`, in their order
-  // while the model cannot forecast).
-  std::vector<Config> choose(SearchContext& ctx, std::vector<Config> children, std::size_t slots) {
+  ChildChoice(SelectiveModel& model, RoundScreening& screening, std::size_t batches)
+      : m_model(model), m_screening(screening), m_batches(batches) {}
+
+  // The at most `slots` of the children to measure: those of `breed(slots * per_place)`, and of
+  // further batches when the rule leaves fewer than `slots`. In breeding order while the model
+  // cannot forecast.
+  std::vector<Config> choose(SearchContext& ctx, const Breed& breed, std::size_t slots, std::size_t per_place) {
+    learn_errors(ctx);
     detail::search::learn_new_observations(m_model, m_screening, ctx, m_learned);
+    std::vector<Config> children = breed(slots * per_place);
     if (!m_model.ready() || children.empty()) {
       children.resize(std::min(children.size(), slots));
       return children;
     }
-    auto decisions = detail::search::decide_and_report(m_model, ctx, children);
+    const double scale = m_screening.error_scale();
+    auto decisions = detail::search::decide_and_report(m_model, ctx, children, scale);
+    for (std::size_t batch = 1; batch < m_batches && survivors(ctx, decisions) < slots; ++batch) {
+      auto more = breed(slots * per_place);
+      if (more.empty()) break;
+      auto more_decisions = detail::search::decide_and_report(m_model, ctx, more, scale);
+      std::move(more.begin(), more.end(), std::back_inserter(children));
+      std::move(more_decisions.begin(), more_decisions.end(), std::back_inserter(decisions));
+    }
     Proposals proposals;
     proposals.configs = std::move(children);
     proposals.bred_end = proposals.configs.size();
-    (void)m_screening.screen(ctx, m_model, proposals, decisions, 1);
+    (void)m_screening.screen(ctx, m_model, proposals, decisions, slots);
     std::vector<std::size_t> order(proposals.configs.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -88,8 +111,35 @@ class ChildChoice {
   }
 
  private:
+  // The model's forecasts of what landed since it last learnt, before it learns them: its error
+  // scale, in which a rehearsal's rule is applied.
+  void learn_errors(SearchContext& ctx) {
+    const auto& obs = ctx.observations();
+    if (m_learned >= obs.size() || !m_model.ready()) return;
+    const auto landed = std::span<const Observation>(obs).subspan(m_learned);
+    std::vector<Candidate> candidates;
+    for (const auto& o : landed) candidates.push_back(o.candidate);
+    m_screening.learn_errors(landed, m_model.decide(candidates));
+  }
+
+  // Children the round's rule would keep (all of them when screening is off or nothing is measured).
+  std::size_t survivors(SearchContext& ctx, const std::vector<Decision>& decisions) {
+    if (!m_screening.enabled() || !ctx.best()) return decisions.size();
+    const ScreeningRule& rule = m_screening.certify_round(ctx, m_model);
+    const double scale = m_screening.rehearsal() ? m_screening.error_scale() : 1.0;
+    if (!(scale > 0)) return decisions.size();
+    const double incumbent = ctx.best()->best_ms;
+    std::size_t kept = 0;
+    for (const auto& d : decisions) {
+      const double f = d.forecast.median_ms;
+      kept += std::isfinite(f) && f > 0 && rule.skip(f, incumbent, scale) ? 0 : 1;
+    }
+    return kept;
+  }
+
   SelectiveModel& m_model;
   RoundScreening& m_screening;
+  std::size_t m_batches;
   std::size_t m_learned = 0;  // observations already given to the model
 };
 
@@ -115,33 +165,36 @@ void run_kernel_tuner_variant(SearchContext& ctx, const GeneticOptions& o, std::
       const auto i = static_cast<std::size_t>(x / (x + y) * static_cast<double>(rank.size()));
       return std::min(i, rank.size() - 1);
     };
-    std::vector<Config> next;
+    // Kernel Tuner loops until the population is full; a space too constrained to give that many
+    // distinct valid children would never end, so attempts are bounded.
     std::unordered_set<std::string> in_next;
-    // Screened: m times the children, of which the choice keeps pop_size.
-    const std::size_t bred = choice ? pop_size * o.children_per_measurement : pop_size;
-    // Kernel Tuner loops until the population is full; a space too constrained to give
-    // pop_size distinct valid children would never end, so attempts are bounded.
-    for (std::size_t attempt = 0; next.size() < bred && attempt < 100 * bred; ++attempt) {
-      const std::size_t i = draw_rank();
-      std::size_t j = draw_rank();
-      for (std::size_t redraw = 0; j == i && redraw < 100; ++redraw) j = draw_rank();
-      auto a = ix.indices(population[rank[i]]);
-      auto b = ix.indices(population[rank[j]]);
-      for (std::size_t g = 0; g < a.size(); ++g)
-        if (unit(rng) > 0.5) std::swap(a[g], b[g]);
-      for (const auto* genes : {&a, &b}) {
-        Config child = ix.make(*genes);
-        if (unit(rng) < o.mutation_rate) {
-          auto neighbours = hamming_neighbours(ctx.space(), child);
-          if (!neighbours.empty())
-            child = std::move(neighbours[std::uniform_int_distribution<std::size_t>(0, neighbours.size() - 1)(rng)]);
+    const auto breed = [&](std::size_t count) {
+      std::vector<Config> children;
+      for (std::size_t attempt = 0; children.size() < count && attempt < 100 * count; ++attempt) {
+        const std::size_t i = draw_rank();
+        std::size_t j = draw_rank();
+        for (std::size_t redraw = 0; j == i && redraw < 100; ++redraw) j = draw_rank();
+        auto a = ix.indices(population[rank[i]]);
+        auto b = ix.indices(population[rank[j]]);
+        for (std::size_t g = 0; g < a.size(); ++g)
+          if (unit(rng) > 0.5) std::swap(a[g], b[g]);
+        for (const auto* genes : {&a, &b}) {
+          Config child = ix.make(*genes);
+          if (unit(rng) < o.mutation_rate) {
+            auto neighbours = hamming_neighbours(ctx.space(), child);
+            if (!neighbours.empty())
+              child = std::move(neighbours[std::uniform_int_distribution<std::size_t>(0, neighbours.size() - 1)(rng)]);
+          }
+          if (!ctx.space().is_valid(child) || !in_next.insert(child.key()).second) continue;
+          children.push_back(std::move(child));
+          if (children.size() == count) break;
         }
-        if (!ctx.space().is_valid(child) || !in_next.insert(child.key()).second) continue;
-        next.push_back(std::move(child));
-        if (next.size() == bred) break;
       }
-    }
-    if (choice) next = choice->choose(ctx, std::move(next), pop_size);
+      return children;
+    };
+    // Screened: the choice keeps pop_size of m times as many children (or more batches).
+    std::vector<Config> next =
+        choice ? choice->choose(ctx, breed, pop_size, o.children_per_measurement) : breed(pop_size);
     if (next.empty()) return;
     population = std::move(next);
   }
@@ -276,7 +329,7 @@ void GeneticSearch::run(SearchContext& ctx) {
       throw invalid_argument_error(
           "strategy \"genetic\": screened evolution (children_per_measurement > 1) measures a generation at a "
           "time: run it with one worker");
-    choice.emplace(m_model, screening);
+    choice.emplace(m_model, screening, m_options.breeding_batches);
   }
   const Indexer ix(ctx.space());
   const std::size_t pop_size = std::max<std::size_t>(2, m_options.population_size);
@@ -332,16 +385,18 @@ void GeneticSearch::run(SearchContext& ctx) {
     if (choice) {
       // m children per place, new ones only (a measured child would be served from the record
       // and teach nothing), of which the choice measures at most the places.
-      const std::size_t places = pop_size - next.size();
-      const std::size_t wanted = places * m_options.children_per_measurement;
-      std::vector<Config> children;
       std::unordered_set<std::string> seen;
-      for (std::size_t tries = 0; children.size() < wanted && tries < 20 * wanted; ++tries) {
-        Config c = breed();
-        if (ctx.lookup(c) || !seen.insert(c.key()).second) continue;
-        children.push_back(std::move(c));
-      }
-      for (auto& c : choice->choose(ctx, std::move(children), places)) {
+      const auto new_children = [&](std::size_t count) {
+        std::vector<Config> children;
+        for (std::size_t tries = 0; children.size() < count && tries < 20 * count; ++tries) {
+          Config c = breed();
+          if (ctx.lookup(c) || !seen.insert(c.key()).second) continue;
+          children.push_back(std::move(c));
+        }
+        return children;
+      };
+      const std::size_t places = pop_size - next.size();
+      for (auto& c : choice->choose(ctx, new_children, places, m_options.children_per_measurement)) {
         auto genes = ix.indices(c);
         next.push_back({std::move(c), std::move(genes)});
       }

@@ -237,3 +237,60 @@ TEST_CASE("screened evolution measures the children a model ranks best", "[searc
   CHECK_THROWS_WITH(gpuforecast::run(e), Catch::Contains("children_per_measurement > 1"));
   CHECK_THROWS_WITH(GeneticSearch(GeneticOptions{.children_per_measurement = 4}), Catch::Contains("selective model"));
 }
+
+TEST_CASE("screened evolution calibrated by a rehearsal on another device screens from its first rounds",
+          "[search][data]") {
+  const auto space = [](const char* device) {
+    return std::make_shared<const SpaceData>(load_replay_space(test::cache_file("gemm", device).string()));
+  };
+  const auto plan_on = [](std::shared_ptr<const SpaceData> data, std::size_t seeds, std::uint64_t first_seed) {
+    Plan p;
+    p.replay().data = std::move(data);
+    p.strategy = "genetic";
+    p.settings.options = {{"children_per_measurement", "8"}};
+    p.budget = 80;
+    p.seeds = seeds;
+    p.first_seed = first_seed;
+    p.threads = 2;
+    return p;
+  };
+  // The rehearsal: the same search on the RTX 2080 Ti, every child its model forecast recorded
+  // with its stored time, the incumbent of the moment and the model's error scale.
+  const auto other = space("RTX_2080_Ti");
+  Plan rehearse = plan_on(other, 3, 1001);
+  rehearse.rehearsal = true;
+  auto pairs = std::make_shared<std::vector<ScreeningPair>>();
+  for (const auto& r : gpuforecast::run(rehearse).runs) {
+    INFO("rehearsal on gemm RTX_2080_Ti, seed " << r.seed);
+    CHECK(r.rehearsal.size() > 300);  // children, not only the 80 measured
+    for (const auto& p : r.rehearsal) {
+      REQUIRE(p.scale > 0);
+      REQUIRE(p.incumbent_ms > 0);  // a measured time: one of the stored runs, below their median at times
+      REQUIRE(p.measured_ms >= other->best_ms());
+    }
+    pairs->insert(pairs->end(), r.rehearsal.begin(), r.rehearsal.end());
+  }
+
+  // Screening the RTX 3090 with it: a rule from the first screened round, children screened out,
+  // the budget spent all the same, and the same seed searching the same way.
+  Plan screened = plan_on(space("RTX_3090"), 2, 1);
+  screened.settings.options["screen"] = "true";
+  screened.settings.screening_rehearsal = pairs;
+  const auto result = gpuforecast::run(screened);
+  for (const auto& r : result.runs) {
+    INFO("gemm RTX_3090 screened with the RTX 2080 Ti's rehearsal, seed " << r.seed);
+    CHECK(r.trace.size() == 80);
+    REQUIRE(r.screened_rounds > 0);
+    CHECK(r.certified_rounds == r.screened_rounds);
+    CHECK(r.screening.skipped > 0);
+    CHECK(r.screening.considered >= 8 * (80 - 20));  // at least m children per place after the first generation
+    CHECK(r.interval_checked > 0);
+  }
+  const auto again = gpuforecast::run(screened);
+  CHECK(again.runs[1].trace.entries().back().config == result.runs[1].trace.entries().back().config);
+  CHECK(again.runs[1].screening.skipped == result.runs[1].screening.skipped);
+
+  // Two calibrations of one rule are refused.
+  screened.settings.screening_calibration = std::make_shared<const std::vector<Observation>>(other->observations);
+  CHECK_THROWS_WITH(gpuforecast::run(screened), Catch::Contains("give one"));
+}

@@ -127,3 +127,40 @@ TEST_CASE("screening holds its miss-rate guarantee on held-out forecasts of real
     }
   }
 }
+
+TEST_CASE("scaled screening pairs certify a margin in units of the forecaster's error") {
+  // The pairs of the "narrowest margin" case, each from a forecaster whose error scale was 0.5:
+  // the scores are doubled, so the margin is too, and a skip is judged in the scale given now.
+  std::vector<ScreeningPair> plain, scaled;
+  for (int j = 1; j <= 60; ++j) {
+    plain.push_back({std::exp(0.01 * j), 0.5, 1.0});
+    scaled.push_back({std::exp(0.01 * j), 0.5, 1.0, 0.5});
+  }
+  const auto p = certify_screening(plain), s = certify_screening(scaled);
+  REQUIRE(s.certified);
+  CHECK(s.misses == p.misses);
+  CHECK(s.margin == Approx(2 * p.margin));
+  // A forecaster erring twice as much now (scale 1) needs a forecast twice as far (in log) above
+  // the incumbent to be skipped.
+  CHECK(s.skip(std::exp(p.margin * 1.0 + 0.001), 1.0, 0.5));
+  CHECK_FALSE(s.skip(std::exp(p.margin * 1.0 + 0.001), 1.0, 1.0));
+  CHECK(s.skip(std::exp(2 * p.margin + 0.001), 1.0, 1.0));
+  CHECK_THROWS_WITH(s.skip(2.0, 1.0, 0.0), Contains("error scale 0"));
+  scaled[3].scale = std::nan("");
+  CHECK_THROWS_WITH(certify_screening(scaled), Contains("pair 3 of 60") && Contains("error scale"));
+}
+
+TEST_CASE("a forecaster's error scale is the median absolute log error once enough are in") {
+  ForecastErrorScale scale(4);
+  scale.add(1.0, std::exp(0.1));
+  scale.add(1.0, std::exp(-0.3));
+  scale.add(2.0, 0.0);  // a failed measurement has no error
+  scale.add(1.0, std::exp(0.2));
+  CHECK(scale.size() == 3);
+  CHECK(scale.scale() == 0.0);  // unknown below the minimum
+  scale.add(std::exp(0.4), 1.0);
+  CHECK(scale.scale() == Approx(0.25));  // median of 0.1, 0.2, 0.3, 0.4
+  ForecastErrorScale exact(1);
+  exact.add(1.0, 1.0);
+  CHECK(exact.scale() == 1e-3);  // floored: a forecaster exact so far still errs
+}

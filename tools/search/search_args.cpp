@@ -39,7 +39,7 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
   return out;
 }
 
-// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE]: the screening options of the
+// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE | ,rehearsal=FILE]: the screening options of the
 // strategies that screen (surrogate, and genetic with children_per_measurement > 1).
 void add_screening_options(SearchArgs& a) {
   if (a.screen.empty()) return;
@@ -55,10 +55,11 @@ void add_screening_options(SearchArgs& a) {
     for (const auto& item : detail::split_list(a.screen)) {
       const auto eq = item.find('=');
       const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
-      if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" && name != "calibration"))
+      if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" &&
+                                      name != "calibration" && name != "rehearsal"))
         throw invalid_argument_error(
-            fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE] (or \"on\" for the "
-                        "defaults), not \"{}\"",
+            fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE | ,rehearsal=FILE] (or "
+                        "\"on\" for the defaults), not \"{}\"",
                         a.screen, item));
       items.emplace_back("screen_" + name, item.substr(eq + 1));
     }
@@ -131,7 +132,13 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
                     "surrogate strategy, genetic with children_per_measurement > 1: drop proposals certified as no "
                     "improvement over the incumbent, missing at most "
                     "a share alpha of true improvements with probability 1 - delta: alpha=A,delta=D[,tolerance=T]"
-                    "[,calibration=FILE of the device's measurements, not trained on], or on");
+                    "[,calibration=FILE of the device's measurements, not trained on | ,rehearsal=FILE or FOLDER of "
+                    "pairs written by --rehearsal-out on other devices], or on");
+  search.add_option("--rehearsal-out", args.rehearsal_out,
+                    "replay, one strategy: write every candidate its model forecast (measured or not) with its "
+                    "stored time and the incumbent of the moment, the screening calibration of the same search on "
+                    "another device (--screen rehearsal=FILE; docs/calibration.md)")
+      ->needs(replay);
   add_monitor_options(search, args.monitor);
   search.add_flag("--json", args.json, "print JSON");
   search.add_flag("--no-progress", args.no_progress, "no progress bar");
@@ -162,6 +169,8 @@ void check_search_args(SearchArgs& a) {
   if (a.sentinel_repeats > 0 && a.replay.empty())
     throw invalid_argument_error(
         "--sentinel-repeats replays a sentinel: it needs --replay (the CUDA benchmarker times none yet)");
+  if (!a.rehearsal_out.empty() && a.strategies.size() != 1)
+    throw invalid_argument_error("--rehearsal-out records one strategy's rehearsal: give one --strategy");
   if (a.time_scale > 0 && a.replay.empty())
     throw invalid_argument_error("--time-scale slows a replay down: it needs --replay");
 }

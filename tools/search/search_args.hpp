@@ -41,6 +41,7 @@ struct SearchArgs {
   std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;
+  std::string rehearsal_out;  // replay: every forecast candidate's screening pair, for other devices
   std::string screen;  // "alpha=0.1,delta=0.1[,tolerance=0]": certified screening (surrogate strategy)
   bool json = false;
   bool no_progress = false;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/screening_pairs.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/report.hpp"
 #include "gpuforecast/run/run.hpp"
@@ -53,7 +54,7 @@ Plan replay_plan(const SearchArgs& a, const std::string& name, std::shared_ptr<c
   replay.workers = a.workers;
   plan.strategy = name;
   plan.settings = strategy_settings(a, name);
-  if (name != "surrogate") plan.settings.model_path.clear();
+  if (name != "surrogate" && name != "genetic") plan.settings.model_path.clear();
   plan.budget = a.budget;
   plan.budget_seconds = a.budget_seconds;
   plan.seeds = a.seeds;
@@ -64,7 +65,25 @@ Plan replay_plan(const SearchArgs& a, const std::string& name, std::shared_ptr<c
   plan.outputs.events_path = run_file(a, name, a.events);
   plan.outputs.cache_path = run_file(a, name, a.cache);
   plan.outputs.resume = a.resume;
+  plan.rehearsal = !a.rehearsal_out.empty();
   return plan;
+}
+
+// Every run's rehearsal pairs in one file; says on stderr how many improvements it holds, the
+// pairs that decide what can be certified.
+void write_rehearsal(const Result& result, const std::string& path) {
+  std::vector<ScreeningPair> pairs;
+  for (const auto& r : result.runs) pairs.insert(pairs.end(), r.rehearsal.begin(), r.rehearsal.end());
+  if (pairs.empty())
+    throw invalid_argument_error(fmt::format(
+        "--rehearsal-out {}: the strategy forecast no candidate after the first measurement (give one that ranks "
+        "with a model: surrogate, or genetic with children_per_measurement > 1)",
+        path));
+  write_screening_pairs(pairs, path);
+  const auto improvements = std::count_if(pairs.begin(), pairs.end(),
+                                          [](const ScreeningPair& p) { return p.measured_ms < p.incumbent_ms; });
+  fmt::print(stderr, "{}: {} screening pairs from {} runs, {} of them improvements on their incumbent\n", path,
+             pairs.size(), result.runs.size(), improvements);
 }
 
 }  // namespace
@@ -90,6 +109,7 @@ void run_replay(const SearchArgs& a) {
     if (asks_llm) comparison.strategies.back().llm = llm_calls() - before;
   }
   monitor.finish();
+  if (!a.rehearsal_out.empty()) write_rehearsal(comparison.strategies.front().result, a.rehearsal_out);
   std::size_t longest = 0;
   for (const auto& o : comparison.strategies)
     for (const auto& r : o.result.runs) longest = std::max(longest, r.trace.size());

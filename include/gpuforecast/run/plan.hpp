@@ -131,6 +131,9 @@ struct Plan {
   bool progress = false;  // progress on stderr (only on a terminal): a bar per run, or a
                           // count of finished runs when several run at once
   RunOutputs outputs;
+  // Replay: record each run's screening rehearsal (SeedRun::rehearsal), every candidate its model
+  // forecast with the stored time, for screening on another device (docs/calibration.md).
+  bool rehearsal = false;
   // When set, called with each run's context before the run starts, and its index and label
   // ("random seed 3"): the caller adds observers of its own (a dashboard, metrics). Runs may be
   // searched side by side, so what it adds must be safe to call from several threads.

@@ -31,6 +31,15 @@ struct SeedRun {
   // The same over the rounds whose rule certified a margin: the miss rate where screening acted,
   // not diluted by rounds that skipped nothing.
   ScreeningTally screening_certified;
+  // Measured candidates that had a forecast (made before the measurement), and of those the ones
+  // whose stored time fell outside the forecast's interval: how the intervals of the candidates
+  // a search chose to measure held.
+  std::size_t interval_checked = 0;
+  std::size_t interval_misses = 0;
+  // With Plan::rehearsal: every candidate the model forecast, measured or not, with its stored
+  // time and the incumbent of that moment (data/screening_pairs.hpp): the calibration of a
+  // search that screens on another device.
+  std::vector<ScreeningPair> rehearsal;
   double screening_alpha = 0;        // the alpha its screening rule was given
   std::size_t screened_rounds = 0;   // rounds screened
   std::size_t certified_rounds = 0;  // of those, rounds whose rule certified a margin
@@ -47,11 +56,14 @@ struct ScreeningSummary {
   double skipped = 0;                // of those, screened out per run
   double measured = 0;               // measurements per run
   double considered_per_measurement = 0;
+  double skipped_share = 0;          // screened out over considered, pooled over the runs
   double certified_rounds = 0;       // share of screened rounds whose rule certified a margin
   double miss_rate = 0;              // realised, mean over runs
   // Realised over the certified rounds only, mean over runs; and the runs where that exceeded alpha.
   double miss_rate_certified = 0;
   std::size_t runs_over_alpha = 0;
+  // Measured candidates whose stored time fell outside their forecast's interval, pooled.
+  double interval_miss_rate = 0;
 };
 
 struct Result {

@@ -14,6 +14,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -44,6 +45,9 @@ struct StrategySettings {
   // Surrogate-filtered search with screening: calibration measurements held in memory (instead
   // of the screen_calibration file option).
   std::shared_ptr<const std::vector<Observation>> screening_calibration;
+  // Screening calibrated by a rehearsal on other devices, held in memory (instead of the
+  // screen_rehearsal file option; data/screening_pairs.hpp).
+  std::shared_ptr<const std::vector<ScreeningPair>> screening_rehearsal;
   // Option overrides by field name of the strategy's options struct ("population_size" -> "30").
   std::map<std::string, std::string> options;
 };

@@ -18,8 +18,13 @@
 // generation breeds m times the children it may measure; a selective model forecasts them, the
 // certified screening rule (search/surrogate_filtered/screening.hpp) drops those it certifies as
 // no improvement over the incumbent, and of the survivors only those with the lowest forecasts
-// are measured. The model learns from every measurement; until it can forecast (an online model's
-// first generation) the children are taken in breeding order, as without screening.
+// are measured. When the rule leaves fewer survivors than places, the generation breeds another
+// m children per place, up to breeding_batches batches: the model's forecasts stand in for
+// measurements, so the search looks further where the rule says nothing near is worth measuring.
+// If places are still left, the certified children of the lowest forecasts fill them (measured,
+// so not screened out). The model learns from every measurement; until it can forecast (an
+// online model's first generation) the children are taken in breeding order, as without
+// screening.
 #include <cstddef>
 #include <cstdint>
 
@@ -45,6 +50,9 @@ struct GeneticOptions {
   std::size_t max_generations = 100; // kernel_tuner: Kernel Tuner's maxiter
   // Children bred per child measured (1: every child is measured and no model is asked).
   std::size_t children_per_measurement = 1;
+  // With screening: at most this many batches of children_per_measurement children per place
+  // while the rule leaves fewer survivors than places.
+  std::size_t breeding_batches = 4;
   ScreeningStageOptions screening;  // with children_per_measurement > 1
 };
 

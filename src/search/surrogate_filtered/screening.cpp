@@ -24,7 +24,10 @@ const OptionsTable<ScreeningStageOptions>& screening_stage_options_table() {
              "improvements are faster than the incumbent by more than this share", OptionRange::between(0, 0.99))
         .add("screen_calibration", &ScreeningStageOptions::calibration_path,
              "measurements of the same kernel and device, not trained on, that calibrate the rule each round "
-             "(empty: the search's own forecasts before each measurement)");
+             "(empty: the search's own forecasts before each measurement)")
+        .add("screen_rehearsal", &ScreeningStageOptions::rehearsal_path,
+             "pairs recorded by the same search replayed on other devices (search --rehearsal-out): every candidate "
+             "forecast there, measured or not, calibrates one rule for all rounds");
     return t;
   }();
   return table;
@@ -83,10 +86,19 @@ RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::m
         "screen_calibration {}: the file's measurements were not loaded (make_strategy reads it; a strategy made "
         "directly takes them in ScreeningStageOptions::calibration)",
         m_options.calibration_path));
+  if (!m_options.rehearsal && !m_options.rehearsal_path.empty())
+    throw invalid_argument_error(fmt::format(
+        "screen_rehearsal {}: the file's pairs were not loaded (make_strategy reads it; a strategy made directly "
+        "takes them in ScreeningStageOptions::rehearsal)",
+        m_options.rehearsal_path));
+  if (m_options.rehearsal && (m_options.calibration || !m_options.calibration_path.empty()))
+    throw invalid_argument_error(
+        "screening: screen_rehearsal and screen_calibration are two calibrations of the same rule: give one");
 }
 
 std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,
                                                                    double incumbent_ms) {
+  if (m_options.rehearsal) return *m_options.rehearsal;
   if (!m_options.calibration) return m_pairs;
   // Forecast by the current model; what the search measured is in its training set and left out.
   std::vector<Candidate> unseen;
@@ -103,17 +115,31 @@ std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext
   return pairs;
 }
 
+const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, SelectiveModel& model) {
+  if (!ctx.best()) return m_rule;
+  // A rehearsal's rule holds for every round; the others change with the incumbent, the model
+  // and the pairs, all of which change only when a measurement lands.
+  const std::size_t at = m_options.rehearsal ? 0 : ctx.measurement_count();
+  if (at != m_rule_at) {
+    m_rule = certify_screening(calibration_pairs(ctx, model, ctx.best()->best_ms), m_options.rule);
+    m_rule_at = at;
+  }
+  return m_rule;
+}
+
 std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals,
                                          std::vector<Decision>& decisions, std::size_t keep) {
   if (!enabled() || !ctx.best()) return 0;
   if (decisions.size() != proposals.configs.size())
     throw error("screening: the model returned a wrong number of decisions");
   const double incumbent = ctx.best()->best_ms;
-  m_rule = certify_screening(calibration_pairs(ctx, model, incumbent), m_options.rule);
+  (void)certify_round(ctx, model);
   std::vector<bool> skipped(proposals.configs.size(), false);
   std::size_t dropped = 0;
-  for (std::size_t i = 0; i < skipped.size(); ++i) {
-    skipped[i] = usable_forecast(decisions[i]) && m_rule.skip(decisions[i].forecast.median_ms, incumbent);
+  // A rehearsal's rule is in units of the model's error; with the scale unknown it says nothing.
+  const double scale = m_options.rehearsal ? error_scale() : 1.0;
+  for (std::size_t i = 0; i < skipped.size() && scale > 0; ++i) {
+    skipped[i] = usable_forecast(decisions[i]) && m_rule.skip(decisions[i].forecast.median_ms, incumbent, scale);
     dropped += skipped[i] ? 1 : 0;
   }
   restore_lowest(skipped, dropped, decisions, keep);
@@ -133,6 +159,11 @@ void RoundScreening::remember(std::span<const Config> picks, const Proposals& pr
     if (it != by_key.end() && usable_forecast(*it->second))
       m_pending[it->first] = {it->second->forecast.median_ms, incumbent_ms};
   }
+}
+
+void RoundScreening::learn_errors(std::span<const Observation> landed, std::span<const Decision> forecasts) {
+  for (std::size_t i = 0; i < landed.size() && i < forecasts.size(); ++i)
+    if (landed[i].measurement.ok()) m_scale.add(forecasts[i].forecast.median_ms, landed[i].measurement.median_ms);
 }
 
 void RoundScreening::learn(std::span<const Observation> landed) {

@@ -22,6 +22,20 @@
 // every proposal rather than assuming it. Judging every pick against the worst-case incumbent
 // (to have more pairs) was tried and measured anti-conservative: picks are the candidates the
 // model most underestimates (convolution_milo A100, 4 seeds: miss rate 0.36 at alpha 0.1).
+//
+// Rehearsal (a pairs file recorded on other devices, data/screening_pairs.hpp): the same search
+// replayed on devices whose every time is stored forecasts its candidates as it goes; each
+// candidate the model forecast, measured or not, gives a pair of the forecast made at proposal,
+// its stored time and the incumbent of that moment. Selection plays no part (every proposal is a
+// pair, not only the picks), and a rehearsal has hundreds of improvements where a search's own
+// picks have a handful, so the rule certifies from the first screened round. Exchangeability is
+// across devices: the guarantee is for a search on a device drawn like the rehearsal's devices,
+// pooled over the search's candidates; pairs of one rehearsal run share its path, so the binomial
+// count is an approximation, and benchmarks/screening measures the realised miss rate per run on
+// devices left out of the rehearsal. The pairs carry the model's error scale of their moment and
+// the rule is applied in the target's own scale (stats/screening.hpp, the scaled form): a model
+// that errs more on the target than on the rehearsal devices keeps a wider margin there. Until
+// the scale is known (learn_errors) nothing is screened.
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -52,6 +66,10 @@ struct ScreeningStageOptions {
   // file is read by make_strategy into `calibration`.
   std::string calibration_path;
   std::shared_ptr<const std::vector<Observation>> calibration;
+  // Rehearsal calibration (`screen_rehearsal` FILE of pairs, or set in memory): one rule,
+  // certified once, for every round. Not with `calibration`. Read by make_strategy.
+  std::string rehearsal_path;
+  std::shared_ptr<const std::vector<ScreeningPair>> rehearsal;
 };
 
 [[nodiscard]] const OptionsTable<ScreeningStageOptions>& screening_stage_options_table();
@@ -63,7 +81,12 @@ class RoundScreening {
   // Reads the calibration file when one is named; throws for bad options or an unreadable file.
   explicit RoundScreening(ScreeningStageOptions options = {});
   [[nodiscard]] bool enabled() const noexcept { return m_options.enabled; }
+  // Calibrated by a rehearsal (scaled pairs), rather than on this device.
+  [[nodiscard]] bool rehearsal() const noexcept { return m_options.rehearsal != nullptr; }
 
+  // The rule of this round (the last one when nothing was measured since), certified on the
+  // calibration of `calibration_pairs`.
+  const ScreeningRule& certify_round(const SearchContext& ctx, SelectiveModel& model);
   // Drops what the rule certifies from `proposals` and `decisions` (one per proposal), reports
   // the round to ctx's observers and returns how many were dropped. At least `keep` proposals
   // stay (those of the lowest forecasts among the certified ones are kept when too few
@@ -75,6 +98,9 @@ class RoundScreening {
   // Remembers the forecasts of the round's picks, made against `incumbent_ms`.
   void remember(std::span<const Config> picks, const Proposals& proposals, std::span<const Decision> decisions,
                 double incumbent_ms);
+  // The model's forecasts of measurements it had not learnt yet, for its error scale.
+  void learn_errors(std::span<const Observation> landed, std::span<const Decision> forecasts);
+  [[nodiscard]] double error_scale() const { return m_scale.scale(); }
   // Turns the landed measurements of remembered picks into calibration pairs. A pick that
   // failed is no improvement of anything and gives no pair.
   void learn(std::span<const Observation> landed);
@@ -92,7 +118,9 @@ class RoundScreening {
   };
   std::unordered_map<std::string, Pending> m_pending;  // by Config::key()
   std::vector<ScreeningPair> m_pairs;
+  ForecastErrorScale m_scale;
   ScreeningRule m_rule;
+  std::size_t m_rule_at = static_cast<std::size_t>(-1);  // measurement count m_rule was certified at
 };
 
 }  // namespace gpuforecast

@@ -1,0 +1,27 @@
+#pragma once
+// A screening rehearsal on file: the pairs a search recorded on devices other than the one it
+// will screen on (run.hpp, SeedRun::rehearsal), one per candidate its model forecast, whether
+// measured or not: the forecast made when the candidate was proposed, the candidate's stored
+// time, and the incumbent of that moment. Plain CSV:
+//
+//   forecast_ms,measured_ms,incumbent_ms
+//   1.84,2.03,1.71
+//
+// Lines starting with '#' are comments. docs/calibration.md says how a search screens with it.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuforecast/stats/screening.hpp"
+#include "gpuforecast/export.hpp"
+
+namespace gpuforecast GPUFORECAST_API {
+
+// `path` is a file, or a folder whose .csv and .csv.gz files (a rehearsal per device) are read in
+// name order. Throws input_error naming the file and line for a missing header, a wrong number of
+// fields, or a time that is not a finite positive number; and when no pair was found.
+[[nodiscard]] std::vector<ScreeningPair> read_screening_pairs(const std::string& path);
+// Gzip-compressed when the path ends in ".gz"; written beside and renamed (never half a file).
+void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path);
+
+}  // namespace gpuforecast
