@@ -17,7 +17,6 @@ namespace gpuforecast {
 namespace {
 
 constexpr std::string_view header = "forecast_ms,measured_ms,incumbent_ms";
-constexpr std::string_view scaled_header = "forecast_ms,measured_ms,incumbent_ms,error_scale";
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -45,16 +44,13 @@ std::vector<ScreeningPair> read_pairs_file(const std::string& path) {
   std::istringstream in(text);
   std::vector<ScreeningPair> pairs;
   bool seen_header = false;
-  std::size_t columns = 3;
   std::string raw;
   for (std::size_t line = 1; std::getline(in, raw); ++line) {
     const std::string_view s = trimmed(raw);
     if (s.empty() || s.front() == '#') continue;
     if (!seen_header) {
-      if (s != header && s != scaled_header)
-        throw input_error(path, fmt::format("line {}", line),
-                          fmt::format("expected the header \"{}\" or \"{}\"", header, scaled_header));
-      columns = s == header ? 3 : 4;
+      if (s != header)
+        throw input_error(path, fmt::format("line {}", line), fmt::format("expected the header \"{}\"", header));
       seen_header = true;
       continue;
     }
@@ -63,13 +59,11 @@ std::vector<ScreeningPair> read_pairs_file(const std::string& path) {
     for (std::size_t comma; (comma = s.find(',', from)) != std::string_view::npos; from = comma + 1)
       fields.push_back(s.substr(from, comma - from));
     fields.push_back(s.substr(from));
-    if (fields.size() != columns)
-      throw input_error(path, fmt::format("line {}", line),
-                        fmt::format("expected {} fields, found {}", columns, fields.size()));
+    if (fields.size() != 3)
+      throw input_error(path, fmt::format("line {}", line), fmt::format("expected 3 fields, found {}", fields.size()));
     pairs.push_back({positive_number(fields[0], path, line, "forecast_ms"),
                      positive_number(fields[1], path, line, "measured_ms"),
-                     positive_number(fields[2], path, line, "incumbent_ms"),
-                     columns == 4 ? positive_number(fields[3], path, line, "error_scale") : 1.0});
+                     positive_number(fields[2], path, line, "incumbent_ms")});
   }
   if (pairs.empty()) throw input_error(path, "end", "no screening pairs");
   return pairs;
@@ -98,10 +92,9 @@ std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
 
 void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path) {
   std::string text = "# gpuforecast screening rehearsal: forecast at proposal, stored time, incumbent then\n";
-  text += scaled_header;
+  text += header;
   text += '\n';
-  for (const auto& p : pairs)
-    text += fmt::format("{},{},{},{}\n", p.forecast_ms, p.measured_ms, p.incumbent_ms, p.scale);
+  for (const auto& p : pairs) text += fmt::format("{},{},{}\n", p.forecast_ms, p.measured_ms, p.incumbent_ms);
   detail::data::write_text(path, text);
 }
 

@@ -106,20 +106,19 @@ struct IntervalJudge {
 };
 
 // Every candidate the model forecast once something was measured, with its stored time and the
-// incumbent of that moment, with the model's error scale: a screening rehearsal (SeedRun::rehearsal). A candidate that fails
+// incumbent of that moment: a screening rehearsal (SeedRun::rehearsal). A candidate that fails
 // improves on nothing and carries nothing about misses: it is left out.
 struct RehearsalRecorder {
   const ReplayBenchmarker* truth;
   SeedRun* run;
   double incumbent_ms = std::numeric_limits<double>::infinity();
   void on_forecasted(const SearchForecasted& e) {
-    // Pairs are in units of the model's error (the scaled rule): none before its scale is known.
-    if (!std::isfinite(incumbent_ms) || !(e.error_scale > 0)) return;
+    if (!std::isfinite(incumbent_ms)) return;
     for (std::size_t i = 0; i < e.proposed.size() && i < e.decisions.size(); ++i) {
       const double f = e.decisions[i].forecast.median_ms;
       const Observation* o = truth->find(e.proposed[i]);
       if (!(std::isfinite(f) && f > 0) || !o || !o->measurement.ok() || !(o->measurement.median_ms > 0)) continue;
-      run->rehearsal.push_back({f, o->measurement.median_ms, incumbent_ms, e.error_scale});
+      run->rehearsal.push_back({f, o->measurement.median_ms, incumbent_ms});
     }
   }
   void on_measured(const SearchMeasured& e) {

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <span>
 #include <string>
 #include <unordered_set>
 
@@ -77,19 +76,17 @@ class ChildChoice {
   // further batches when the rule leaves fewer than `slots`. In breeding order while the model
   // cannot forecast.
   std::vector<Config> choose(SearchContext& ctx, const Breed& breed, std::size_t slots, std::size_t per_place) {
-    learn_errors(ctx);
     detail::search::learn_new_observations(m_model, m_screening, ctx, m_learned);
     std::vector<Config> children = breed(slots * per_place);
     if (!m_model.ready() || children.empty()) {
       children.resize(std::min(children.size(), slots));
       return children;
     }
-    const double scale = m_screening.error_scale();
-    auto decisions = detail::search::decide_and_report(m_model, ctx, children, scale);
+    auto decisions = detail::search::decide_and_report(m_model, ctx, children);
     for (std::size_t batch = 1; batch < m_batches && survivors(ctx, decisions) < slots; ++batch) {
       auto more = breed(slots * per_place);
       if (more.empty()) break;
-      auto more_decisions = detail::search::decide_and_report(m_model, ctx, more, scale);
+      auto more_decisions = detail::search::decide_and_report(m_model, ctx, more);
       std::move(more.begin(), more.end(), std::back_inserter(children));
       std::move(more_decisions.begin(), more_decisions.end(), std::back_inserter(decisions));
     }
@@ -111,28 +108,15 @@ class ChildChoice {
   }
 
  private:
-  // The model's forecasts of what landed since it last learnt, before it learns them: its error
-  // scale, in which a rehearsal's rule is applied.
-  void learn_errors(SearchContext& ctx) {
-    const auto& obs = ctx.observations();
-    if (m_learned >= obs.size() || !m_model.ready()) return;
-    const auto landed = std::span<const Observation>(obs).subspan(m_learned);
-    std::vector<Candidate> candidates;
-    for (const auto& o : landed) candidates.push_back(o.candidate);
-    m_screening.learn_errors(landed, m_model.decide(candidates));
-  }
-
   // Children the round's rule would keep (all of them when screening is off or nothing is measured).
   std::size_t survivors(SearchContext& ctx, const std::vector<Decision>& decisions) {
     if (!m_screening.enabled() || !ctx.best()) return decisions.size();
     const ScreeningRule& rule = m_screening.certify_round(ctx, m_model);
-    const double scale = m_screening.rehearsal() ? m_screening.error_scale() : 1.0;
-    if (!(scale > 0)) return decisions.size();
     const double incumbent = ctx.best()->best_ms;
     std::size_t kept = 0;
     for (const auto& d : decisions) {
       const double f = d.forecast.median_ms;
-      kept += std::isfinite(f) && f > 0 && rule.skip(f, incumbent, scale) ? 0 : 1;
+      kept += std::isfinite(f) && f > 0 && rule.skip(f, incumbent) ? 0 : 1;
     }
     return kept;
   }

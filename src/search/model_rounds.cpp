@@ -19,8 +19,7 @@ void learn_new_observations(SelectiveModel& model, RoundScreening& screening, co
   }
 }
 
-std::vector<Decision> decide_and_report(SelectiveModel& model, SearchContext& ctx, const std::vector<Config>& configs,
-                                        double error_scale) {
+std::vector<Decision> decide_and_report(SelectiveModel& model, SearchContext& ctx, const std::vector<Config>& configs) {
   std::vector<Candidate> candidates;
   candidates.reserve(configs.size());
   for (const auto& c : configs) candidates.push_back(ctx.candidate(c));
@@ -28,7 +27,7 @@ std::vector<Decision> decide_and_report(SelectiveModel& model, SearchContext& ct
   auto decisions = model.decide(candidates);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-  ctx.report_forecasts(SearchForecasted{configs, decisions, seconds, error_scale});
+  ctx.report_forecasts(SearchForecasted{configs, decisions, seconds});
   return decisions;
 }
 

@@ -24,8 +24,7 @@ void learn_new_observations(SelectiveModel& model, RoundScreening& screening, co
 
 // The model's decisions on `configs` (as the context's candidates), reported to the observers
 // with the time they took. Throws error when the model answers for another number of candidates.
-// `error_scale` goes into the event as it is (0: unknown).
 [[nodiscard]] std::vector<Decision> decide_and_report(SelectiveModel& model, SearchContext& ctx,
-                                                      const std::vector<Config>& configs, double error_scale = 0);
+                                                      const std::vector<Config>& configs);
 
 }  // namespace gpuforecast::detail::search

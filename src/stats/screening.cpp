@@ -32,9 +32,6 @@ void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n) {
   check(p.forecast_ms, "forecast");
   check(p.measured_ms, "measured");
   check(p.incumbent_ms, "incumbent");
-  if (!positive_time(p.scale))
-    throw invalid_argument_error(
-        fmt::format("screening calibration pair {} of {}: error scale {} is not a positive finite number", i, n, p.scale));
 }
 
 // log(f / (I * (1 - tolerance))): the candidate is skipped at every margin below this.
@@ -44,29 +41,12 @@ double skip_score(double forecast_ms, double incumbent_ms, double tolerance) {
 
 }  // namespace
 
-bool ScreeningRule::skip(double forecast_ms, double incumbent_ms, double scale) const {
+bool ScreeningRule::skip(double forecast_ms, double incumbent_ms) const {
   if (!positive_time(forecast_ms) || !positive_time(incumbent_ms))
     throw invalid_argument_error(
         fmt::format("screening: forecast {} ms against incumbent {} ms: both must be positive finite times",
                     forecast_ms, incumbent_ms));
-  if (!positive_time(scale))
-    throw invalid_argument_error(fmt::format("screening: error scale {} is not a positive finite number", scale));
-  return certified && skip_score(forecast_ms, incumbent_ms, options.tolerance) > margin * scale;
-}
-
-void ForecastErrorScale::add(double forecast_ms, double measured_ms) {
-  if (positive_time(forecast_ms) && positive_time(measured_ms))
-    m_errors.push_back(std::abs(std::log(measured_ms / forecast_ms)));
-}
-
-double ForecastErrorScale::scale() const {
-  if (m_errors.size() < std::max<std::size_t>(m_minimum, 1)) return 0;
-  std::vector<double> e = m_errors;
-  const auto mid = e.begin() + static_cast<std::ptrdiff_t>(e.size() / 2);
-  std::nth_element(e.begin(), mid, e.end());
-  double median = *mid;
-  if (e.size() % 2 == 0) median = (median + *std::max_element(e.begin(), mid)) / 2;
-  return std::max(median, 1e-3);
+  return certified && skip_score(forecast_ms, incumbent_ms, options.tolerance) > margin;
 }
 
 ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, const ScreeningOptions& o) {
@@ -80,7 +60,7 @@ ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, cons
     const auto& p = calibration[i];
     check_pair(p, i, calibration.size());
     if (p.measured_ms < p.incumbent_ms * (1 - o.tolerance))
-      scores.push_back(skip_score(p.forecast_ms, p.incumbent_ms, o.tolerance) / p.scale);
+      scores.push_back(skip_score(p.forecast_ms, p.incumbent_ms, o.tolerance));
   }
   const std::size_t n = scores.size();
   rule.improvements = n;

@@ -22,8 +22,8 @@ std::string write_file(const std::filesystem::path& path, const std::string& tex
 
 TEST_CASE("screening pairs read back as written, gzip and plain, one file or a folder of them") {
   const test::TempDir dir;
-  const std::vector<ScreeningPair> a{{1.5, 2.0, 1.75, 0.125}, {3.0, 1.0, 1.75, 0.25}};
-  const std::vector<ScreeningPair> b{{0.5, 0.25, 0.75, 1.0}};
+  const std::vector<ScreeningPair> a{{1.5, 2.0, 1.75}, {3.0, 1.0, 1.75}};
+  const std::vector<ScreeningPair> b{{0.5, 0.25, 0.75}};
   std::filesystem::create_directory(dir.path() / "rehearsal");
   write_screening_pairs(a, (dir.path() / "rehearsal" / "A100.csv").string());
   write_screening_pairs(b, (dir.path() / "rehearsal" / "A4000.csv.gz").string());
@@ -34,15 +34,9 @@ TEST_CASE("screening pairs read back as written, gzip and plain, one file or a f
   CHECK(one[1].forecast_ms == 3.0);
   CHECK(one[1].measured_ms == 1.0);
   CHECK(one[1].incumbent_ms == 1.75);
-  CHECK(one[1].scale == 0.25);
   const auto all = read_screening_pairs((dir.path() / "rehearsal").string());
   REQUIRE(all.size() == 3);  // A100's two, then A4000's one (name order); notes.txt is not read
   CHECK(all[2].forecast_ms == 0.5);
-  // A file without the scale column is the unscaled rule's.
-  const auto unscaled =
-      read_screening_pairs(write_file(dir.path() / "plain.csv", "forecast_ms,measured_ms,incumbent_ms\n2,1,3\n"));
-  REQUIRE(unscaled.size() == 1);
-  CHECK(unscaled[0].scale == 1.0);
 }
 
 TEST_CASE("a malformed screening pairs file is refused with its name and line") {
@@ -53,13 +47,13 @@ TEST_CASE("a malformed screening pairs file is refused with its name and line") 
     CHECK_THROWS_AS(read_screening_pairs(path), input_error);
     CHECK_THROWS_WITH(read_screening_pairs(path), Contains("bad.csv") && Contains(expected));
   };
-  const std::string header = "# rehearsal\nforecast_ms,measured_ms,incumbent_ms,error_scale\n";
+  const std::string header = "# rehearsal\nforecast_ms,measured_ms,incumbent_ms\n";
   refused("forecast,measured\n1,2\n", "line 1");
-  refused(header + "1,2,3,0.1\n1,2,3\n", "line 4: expected 4 fields, found 3");
-  refused(header + "1,nan,3,0.1\n", "line 3: measured_ms nan is not a positive finite number");
-  refused(header + "1,2,-3,0.1\n", "incumbent_ms -3");
-  refused(header + "1,2,3,0\n", "error_scale 0");
-  refused(header + "1,2,3,x\n", "error_scale \"x\" is not a number");
+  refused(header + "1,2,3\n1,2\n", "line 4: expected 3 fields, found 2");
+  refused(header + "1,nan,3\n", "line 3: measured_ms nan is not a positive finite number");
+  refused(header + "1,2,-3\n", "incumbent_ms -3");
+  refused(header + "1,2,0\n", "incumbent_ms 0");
+  refused(header + "1,x,3\n", "measured_ms \"x\" is not a number");
   refused(header, "no screening pairs");
   const std::filesystem::path empty = dir.path() / "empty";
   std::filesystem::create_directory(empty);

@@ -47,9 +47,6 @@ struct SearchForecasted {
   std::span<const Config> proposed;     // every candidate the model decided on this round
   std::span<const Decision> decisions;  // one per proposed candidate, in the same order
   double seconds = 0;                   // wall time the model took to decide them
-  // The model's error scale at this round (stats/screening.hpp, ForecastErrorScale) where the
-  // strategy tracks it (screened evolution), 0 when unknown.
-  double error_scale = 0;
 };
 
 struct SearchScreened {

@@ -18,13 +18,6 @@
 // Fixed-sequence testing from the widest margin down rejects while p <= delta; the narrowest
 // rejected margin is the rule. (1 - alpha)^n > delta for n < log(delta) / log(1 - alpha) (22 at
 // 0.1 / 0.1): with fewer improvement pairs nothing is certified and every candidate is measured.
-//
-// Scaled form: a pair may carry the forecaster's error scale when its forecast was made (how far
-// off the forecaster was on what it had forecast before, ForecastErrorScale), and the score is
-// s_j / scale_j; a candidate is then skipped iff log(f / (I * (1 - tolerance))) > margin * scale.
-// Pairs from forecasters that erred by different amounts (a rehearsal on other devices) then say
-// the same thing in units of their own error, and a forecaster that errs more on the device
-// screened keeps a wider margin there. Scale 1 everywhere is the plain rule.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -46,7 +39,6 @@ struct ScreeningPair {
   double forecast_ms = 0;
   double measured_ms = 0;
   double incumbent_ms = 0;
-  double scale = 1;  // the forecaster's error scale when the forecast was made (1: unscaled)
 };
 
 struct ScreeningRule {
@@ -61,10 +53,9 @@ struct ScreeningRule {
   double risk_upper_bound = 1;       // 1 - delta upper confidence bound of the miss rate
   std::string reason;                // why nothing is certified, "" when something is
 
-  // True when the candidate need not be measured; `scale` is the forecaster's error scale now
-  // (for a rule certified on scaled pairs). Throws invalid_argument_error for a NaN or
-  // non-positive forecast, incumbent or scale.
-  [[nodiscard]] bool skip(double forecast_ms, double incumbent_ms, double scale = 1) const;
+  // True when the candidate need not be measured. Throws invalid_argument_error for a NaN or
+  // non-positive forecast or incumbent.
+  [[nodiscard]] bool skip(double forecast_ms, double incumbent_ms) const;
 };
 
 // Throws invalid_argument_error naming the pair for a NaN, infinite or non-positive time, and for
@@ -75,23 +66,6 @@ struct ScreeningRule {
 // incumbent (the one the candidates will be screened against).
 [[nodiscard]] ScreeningRule certify_screening(std::span<const double> forecast_ms, std::span<const double> measured_ms,
                                               double incumbent_ms, const ScreeningOptions& options = {});
-
-// A forecaster's error scale: the median of |log(measured / forecast)| over the forecasts it made
-// before learning their measurements. Unknown (scale() <= 0) until `minimum` of them are in.
-class ForecastErrorScale {
- public:
-  explicit ForecastErrorScale(std::size_t minimum = 10) : m_minimum(minimum) {}
-  // Ignores a pair with a non-positive or non-finite time (a failed measurement has no error).
-  void add(double forecast_ms, double measured_ms);
-  // The median absolute log error, floored at 1e-3 (a forecaster exact so far still errs);
-  // 0 while fewer than `minimum` errors are in.
-  [[nodiscard]] double scale() const;
-  [[nodiscard]] std::size_t size() const noexcept { return m_errors.size(); }
-
- private:
-  std::size_t m_minimum;
-  std::vector<double> m_errors;
-};
 
 // How a screening went on candidates whose true times are known (replay, held-out data).
 struct ScreeningTally {

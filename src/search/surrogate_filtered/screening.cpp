@@ -136,10 +136,8 @@ std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Pr
   (void)certify_round(ctx, model);
   std::vector<bool> skipped(proposals.configs.size(), false);
   std::size_t dropped = 0;
-  // A rehearsal's rule is in units of the model's error; with the scale unknown it says nothing.
-  const double scale = m_options.rehearsal ? error_scale() : 1.0;
-  for (std::size_t i = 0; i < skipped.size() && scale > 0; ++i) {
-    skipped[i] = usable_forecast(decisions[i]) && m_rule.skip(decisions[i].forecast.median_ms, incumbent, scale);
+  for (std::size_t i = 0; i < skipped.size(); ++i) {
+    skipped[i] = usable_forecast(decisions[i]) && m_rule.skip(decisions[i].forecast.median_ms, incumbent);
     dropped += skipped[i] ? 1 : 0;
   }
   restore_lowest(skipped, dropped, decisions, keep);
@@ -159,11 +157,6 @@ void RoundScreening::remember(std::span<const Config> picks, const Proposals& pr
     if (it != by_key.end() && usable_forecast(*it->second))
       m_pending[it->first] = {it->second->forecast.median_ms, incumbent_ms};
   }
-}
-
-void RoundScreening::learn_errors(std::span<const Observation> landed, std::span<const Decision> forecasts) {
-  for (std::size_t i = 0; i < landed.size() && i < forecasts.size(); ++i)
-    if (landed[i].measurement.ok()) m_scale.add(forecasts[i].forecast.median_ms, landed[i].measurement.median_ms);
 }
 
 void RoundScreening::learn(std::span<const Observation> landed) {

@@ -32,10 +32,7 @@
 // across devices: the guarantee is for a search on a device drawn like the rehearsal's devices,
 // pooled over the search's candidates; pairs of one rehearsal run share its path, so the binomial
 // count is an approximation, and benchmarks/screening measures the realised miss rate per run on
-// devices left out of the rehearsal. The pairs carry the model's error scale of their moment and
-// the rule is applied in the target's own scale (stats/screening.hpp, the scaled form): a model
-// that errs more on the target than on the rehearsal devices keeps a wider margin there. Until
-// the scale is known (learn_errors) nothing is screened.
+// devices left out of the rehearsal.
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -81,8 +78,6 @@ class RoundScreening {
   // Reads the calibration file when one is named; throws for bad options or an unreadable file.
   explicit RoundScreening(ScreeningStageOptions options = {});
   [[nodiscard]] bool enabled() const noexcept { return m_options.enabled; }
-  // Calibrated by a rehearsal (scaled pairs), rather than on this device.
-  [[nodiscard]] bool rehearsal() const noexcept { return m_options.rehearsal != nullptr; }
 
   // The rule of this round (the last one when nothing was measured since), certified on the
   // calibration of `calibration_pairs`.
@@ -98,9 +93,6 @@ class RoundScreening {
   // Remembers the forecasts of the round's picks, made against `incumbent_ms`.
   void remember(std::span<const Config> picks, const Proposals& proposals, std::span<const Decision> decisions,
                 double incumbent_ms);
-  // The model's forecasts of measurements it had not learnt yet, for its error scale.
-  void learn_errors(std::span<const Observation> landed, std::span<const Decision> forecasts);
-  [[nodiscard]] double error_scale() const { return m_scale.scale(); }
   // Turns the landed measurements of remembered picks into calibration pairs. A pick that
   // failed is no improvement of anything and gives no pair.
   void learn(std::span<const Observation> landed);
@@ -118,7 +110,6 @@ class RoundScreening {
   };
   std::unordered_map<std::string, Pending> m_pending;  // by Config::key()
   std::vector<ScreeningPair> m_pairs;
-  ForecastErrorScale m_scale;
   ScreeningRule m_rule;
   std::size_t m_rule_at = static_cast<std::size_t>(-1);  // measurement count m_rule was certified at
 };
