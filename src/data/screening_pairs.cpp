@@ -37,9 +37,7 @@ double positive_number(std::string_view field, const std::string& path, std::siz
 
 }  // namespace
 
-namespace {
-
-std::vector<ScreeningPair> read_pairs_file(const std::string& path) {
+std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
   const std::string text = detail::data::read_maybe_gzip(path);
   std::istringstream in(text);
   std::vector<ScreeningPair> pairs;
@@ -69,11 +67,9 @@ std::vector<ScreeningPair> read_pairs_file(const std::string& path) {
   return pairs;
 }
 
-}  // namespace
-
-std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
+std::vector<std::vector<ScreeningPair>> read_screening_rehearsal(const std::string& path) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(path)) return read_pairs_file(path);
+  if (!fs::is_directory(path)) return {read_screening_pairs(path)};
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path)) {
     const std::string name = entry.path().filename().string();
@@ -82,12 +78,9 @@ std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) throw input_error(path, "folder", "no .csv or .csv.gz file of screening pairs in it");
-  std::vector<ScreeningPair> pairs;
-  for (const auto& f : files) {
-    auto more = read_pairs_file(f);
-    pairs.insert(pairs.end(), more.begin(), more.end());
-  }
-  return pairs;
+  std::vector<std::vector<ScreeningPair>> groups;
+  for (const auto& f : files) groups.push_back(read_screening_pairs(f));
+  return groups;
 }
 
 void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path) {

@@ -51,7 +51,8 @@ void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions
   else if (!o.calibration_path.empty()) o.calibration = screening_calibration(o.calibration_path);
   if (s.screening_rehearsal) o.rehearsal = s.screening_rehearsal;
   else if (!o.rehearsal_path.empty())
-    o.rehearsal = std::make_shared<const std::vector<ScreeningPair>>(read_screening_pairs(o.rehearsal_path));
+    o.rehearsal =
+        std::make_shared<const std::vector<std::vector<ScreeningPair>>>(read_screening_rehearsal(o.rehearsal_path));
 }
 
 // Screened evolution (children_per_measurement > 1) ranks the children with a model.

@@ -34,9 +34,12 @@ TEST_CASE("screening pairs read back as written, gzip and plain, one file or a f
   CHECK(one[1].forecast_ms == 3.0);
   CHECK(one[1].measured_ms == 1.0);
   CHECK(one[1].incumbent_ms == 1.75);
-  const auto all = read_screening_pairs((dir.path() / "rehearsal").string());
-  REQUIRE(all.size() == 3);  // A100's two, then A4000's one (name order); notes.txt is not read
-  CHECK(all[2].forecast_ms == 0.5);
+  const auto groups = read_screening_rehearsal((dir.path() / "rehearsal").string());
+  REQUIRE(groups.size() == 2);  // A100's two, then A4000's one (name order); notes.txt is not read
+  CHECK(groups[0].size() == 2);
+  REQUIRE(groups[1].size() == 1);
+  CHECK(groups[1][0].forecast_ms == 0.5);
+  CHECK(read_screening_rehearsal((dir.path() / "rehearsal" / "A100.csv").string()).size() == 1);
 }
 
 TEST_CASE("a malformed screening pairs file is refused with its name and line") {
@@ -57,6 +60,6 @@ TEST_CASE("a malformed screening pairs file is refused with its name and line") 
   refused(header, "no screening pairs");
   const std::filesystem::path empty = dir.path() / "empty";
   std::filesystem::create_directory(empty);
-  CHECK_THROWS_WITH(read_screening_pairs(empty.string()), Contains("no .csv or .csv.gz file"));
+  CHECK_THROWS_WITH(read_screening_rehearsal(empty.string()), Contains("no .csv or .csv.gz file"));
   CHECK_THROWS_AS(read_screening_pairs((dir.path() / "missing.csv").string()), input_error);
 }

@@ -259,7 +259,7 @@ TEST_CASE("screened evolution calibrated by a rehearsal on another device screen
   const auto other = space("RTX_2080_Ti");
   Plan rehearse = plan_on(other, 3, 1001);
   rehearse.rehearsal = true;
-  auto pairs = std::make_shared<std::vector<ScreeningPair>>();
+  auto pairs = std::make_shared<std::vector<std::vector<ScreeningPair>>>(1);
   for (const auto& r : gpuforecast::run(rehearse).runs) {
     INFO("rehearsal on gemm RTX_2080_Ti, seed " << r.seed);
     CHECK(r.rehearsal.size() > 300);  // children, not only the 80 measured
@@ -267,7 +267,7 @@ TEST_CASE("screened evolution calibrated by a rehearsal on another device screen
       REQUIRE(p.incumbent_ms > 0);  // a measured time: one of the stored runs, below their median at times
       REQUIRE(p.measured_ms >= other->best_ms());
     }
-    pairs->insert(pairs->end(), r.rehearsal.begin(), r.rehearsal.end());
+    pairs->front().insert(pairs->front().end(), r.rehearsal.begin(), r.rehearsal.end());
   }
 
   // Screening the RTX 3090 with it: a rule from the first screened round, children screened out,

@@ -17,10 +17,13 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-// `path` is a file, or a folder whose .csv and .csv.gz files (a rehearsal per device) are read in
-// name order. Throws input_error naming the file and line for a missing header, a wrong number of
-// fields, or a time that is not a finite positive number; and when no pair was found.
+// Throws input_error naming the file and line for a missing header, a wrong number of fields, or
+// a time that is not a finite positive number; and for a file without pairs.
 [[nodiscard]] std::vector<ScreeningPair> read_screening_pairs(const std::string& path);
+// A rehearsal: one group of pairs per device. `path` is a file (one group), or a folder whose .csv
+// and .csv.gz files are a group each, read in name order (throws input_error for a folder without
+// any).
+[[nodiscard]] std::vector<std::vector<ScreeningPair>> read_screening_rehearsal(const std::string& path);
 // Gzip-compressed when the path ends in ".gz"; written beside and renamed (never half a file).
 void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path);
 

@@ -45,9 +45,9 @@ struct StrategySettings {
   // Surrogate-filtered search with screening: calibration measurements held in memory (instead
   // of the screen_calibration file option).
   std::shared_ptr<const std::vector<Observation>> screening_calibration;
-  // Screening calibrated by a rehearsal on other devices, held in memory (instead of the
-  // screen_rehearsal file option; data/screening_pairs.hpp).
-  std::shared_ptr<const std::vector<ScreeningPair>> screening_rehearsal;
+  // Screening calibrated by a rehearsal on other devices, a group of pairs per device, held in
+  // memory (instead of the screen_rehearsal file option; data/screening_pairs.hpp).
+  std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> screening_rehearsal;
   // Option overrides by field name of the strategy's options struct ("population_size" -> "30").
   std::map<std::string, std::string> options;
 };

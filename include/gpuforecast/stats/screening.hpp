@@ -62,6 +62,13 @@ struct ScreeningRule {
 // alpha or delta outside (0, 1) or a tolerance outside [0, 1).
 [[nodiscard]] ScreeningRule certify_screening(std::span<const ScreeningPair> calibration,
                                               const ScreeningOptions& options = {});
+// Across groups (a rehearsal per device, exchangeable within a group, not across): the rule is
+// certified on each group and the widest margin holds, so that it holds on every group. Groups
+// with too few improvements to certify alone are pooled into one. Not certified when no group
+// certifies; calibration_size, improvements and misses count every pair, risk_upper_bound is the
+// largest of the certified groups'.
+[[nodiscard]] ScreeningRule certify_screening_across(std::span<const std::vector<ScreeningPair>> groups,
+                                                     const ScreeningOptions& options = {});
 // Offline form: pairs of a calibration file (forecast, measured), all judged against one
 // incumbent (the one the candidates will be screened against).
 [[nodiscard]] ScreeningRule certify_screening(std::span<const double> forecast_ms, std::span<const double> measured_ms,

@@ -98,7 +98,6 @@ RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::m
 
 std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,
                                                                    double incumbent_ms) {
-  if (m_options.rehearsal) return *m_options.rehearsal;
   if (!m_options.calibration) return m_pairs;
   // Forecast by the current model; what the search measured is in its training set and left out.
   std::vector<Candidate> unseen;
@@ -121,7 +120,8 @@ const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, Sel
   // and the pairs, all of which change only when a measurement lands.
   const std::size_t at = m_options.rehearsal ? 0 : ctx.measurement_count();
   if (at != m_rule_at) {
-    m_rule = certify_screening(calibration_pairs(ctx, model, ctx.best()->best_ms), m_options.rule);
+    m_rule = m_options.rehearsal ? certify_screening_across(*m_options.rehearsal, m_options.rule)
+                                 : certify_screening(calibration_pairs(ctx, model, ctx.best()->best_ms), m_options.rule);
     m_rule_at = at;
   }
   return m_rule;

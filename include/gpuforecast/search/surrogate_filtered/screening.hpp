@@ -32,7 +32,9 @@
 // across devices: the guarantee is for a search on a device drawn like the rehearsal's devices,
 // pooled over the search's candidates; pairs of one rehearsal run share its path, so the binomial
 // count is an approximation, and benchmarks/screening measures the realised miss rate per run on
-// devices left out of the rehearsal.
+// devices left out of the rehearsal. Pairs come in a group per device, and the rule is the widest
+// of the groups' (certify_screening_across): it must hold on every rehearsal device, a guard
+// against a target harder than their average.
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -63,10 +65,11 @@ struct ScreeningStageOptions {
   // file is read by make_strategy into `calibration`.
   std::string calibration_path;
   std::shared_ptr<const std::vector<Observation>> calibration;
-  // Rehearsal calibration (`screen_rehearsal` FILE of pairs, or set in memory): one rule,
-  // certified once, for every round. Not with `calibration`. Read by make_strategy.
+  // Rehearsal calibration (`screen_rehearsal` FILE or FOLDER of pairs, a group per file, or set
+  // in memory, a group per device): one rule, certified once, for every round. Not with
+  // `calibration`. Read by make_strategy.
   std::string rehearsal_path;
-  std::shared_ptr<const std::vector<ScreeningPair>> rehearsal;
+  std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> rehearsal;
 };
 
 [[nodiscard]] const OptionsTable<ScreeningStageOptions>& screening_stage_options_table();
