@@ -102,6 +102,7 @@ struct RunState {
   std::size_t round_proposed = 0, round_answered = 0, round_skipped = 0;
   std::size_t answered_measured = 0, answered_losses = 0;
   std::size_t interval_checked = 0, interval_misses = 0;
+  std::size_t screened = 0, screened_out = 0;  // candidates the rule judged, and skipped
   double best_ms = std::numeric_limits<double>::infinity();
   json incumbent = nullptr;
   std::optional<AnomalyMonitor> anomalies;
@@ -269,6 +270,7 @@ std::string MonitorHub::state_json() const {
                     {"incumbent", r->incumbent},
                     {"answered_risk", number(r->realised_risk())},
                     {"interval_miss", number(r->realised_interval_miss())},
+                    {"screening", {{"considered", r->screened}, {"screened_out", r->screened_out}}},
                     {"measured", std::move(measured)},
                     {"rounds", std::move(rounds)},
                     {"anomalies", std::move(anomalies)}});
@@ -324,6 +326,8 @@ void RunObserver::on_screened(const SearchScreened& e) {
   r.skipped->Increment(static_cast<double>(skipped));
   r.kept->Increment(static_cast<double>(e.skipped.size() - skipped));
   r.round_skipped += skipped;
+  r.screened += e.skipped.size();
+  r.screened_out += skipped;
 }
 
 void RunObserver::on_measured(const SearchMeasured& e) {

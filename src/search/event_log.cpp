@@ -53,6 +53,9 @@ struct EventLog::State {
   std::unordered_map<std::string, bool> skipped;
   double best_ms = std::numeric_limits<double>::infinity();
   std::size_t measured = 0;
+  // For the end line: candidates screened and screened out, measurements that had a forecast and
+  // those of them outside its interval.
+  std::size_t screened = 0, screened_out = 0, forecast_measured = 0, outside_interval = 0;
   std::optional<AnomalyMonitor> monitor;
 
   ~State() {
@@ -162,6 +165,8 @@ void EventLog::on_screened(const SearchScreened& e) {
     skipped += e.skipped[i] ? 1 : 0;
     s.skipped[e.proposed[i].key()] = e.skipped[i];
   }
+  s.screened += e.proposed.size();
+  s.screened_out += skipped;
   auto line = header(s.seq, s.start, m_options.run, "screened");
   line["incumbent_ms"] = number(e.incumbent_ms);
   line["certified"] = e.rule.certified;
@@ -196,7 +201,10 @@ void EventLog::on_measured(const SearchMeasured& e) {
     nlohmann::ordered_json f = decision_json(it->second);
     if (m.ok() && m.median_ms > 0) {
       f["relative_error"] = number(std::abs(it->second.forecast.median_ms - m.median_ms) / m.median_ms);
-      f["inside_interval"] = m.median_ms >= it->second.interval_low_ms && m.median_ms <= it->second.interval_high_ms;
+      const bool inside = m.median_ms >= it->second.interval_low_ms && m.median_ms <= it->second.interval_high_ms;
+      f["inside_interval"] = inside;
+      ++s.forecast_measured;
+      s.outside_interval += inside ? 0 : 1;
     }
     line["forecast"] = std::move(f);
   } else {
@@ -228,6 +236,9 @@ void EventLog::on_end(const SearchEnd& e) {
   line["measurements"] = e.trace.size();
   line["best_ms"] = number(s.best_ms);
   line["stopped"] = e.stopped;
+  if (s.screened > 0) line["screening"] = {{"considered", s.screened}, {"screened_out", s.screened_out}};
+  if (s.forecast_measured > 0)
+    line["intervals"] = {{"measured", s.forecast_measured}, {"outside", s.outside_interval}};
   write_line(s.file, m_path, std::move(line));
   std::fclose(s.file);
   s.file = nullptr;

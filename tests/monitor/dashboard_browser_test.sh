@@ -36,7 +36,7 @@ points() {  # DOM CHART-ID: the number of points the page drew in that chart
 # Each replayed measurement holds for a tenth of its stored compile + benchmark time (about
 # 0.2 s here), so the run lasts minutes unless it is interrupted; the test interrupts it.
 "$cli" search --replay "$replay" --strategy surrogate --budget 2000 --seeds 1 --first-seed 7 --no-progress \
-  --time-scale 0.1 --metrics-port 0 --events events.jsonl --report report.html >search.out 2>search.err &
+  --screen on --time-scale 0.1 --metrics-port 0 --events events.jsonl --report report.html >search.out 2>search.err &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null || true' EXIT
 
@@ -95,4 +95,6 @@ for chart in best risk scatter; do
   [ -n "$n" ] && [ "$n" -gt 0 ] || fail "report: chart '$chart' drew no data (report_dom.html, report.png)"
   echo "report: chart $chart has $n points"
 done
+grep -Eq '<td class="num">[0-9]+ of [0-9]+ \([0-9]+%\)</td>' report_dom.html ||
+  fail "the report does not show how many proposals the run screened out (report_dom.html, report.png)"
 echo "dashboard_in_a_browser: ok (screenshots: $work/live.png, $work/report.png)"

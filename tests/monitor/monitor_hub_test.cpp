@@ -101,6 +101,7 @@ TEST_CASE("a replayed search's metrics and dashboard state agree with its trace"
   for (const auto& m : run["measured"]) forecast_before += m.contains("forecast_ms") ? 1 : 0;
   CHECK(forecast_before > 20);  // every measurement after the initial design was forecast first
   CHECK(run["interval_miss"].is_number());
+  CHECK(run["screening"]["considered"] == 0);  // this search does not screen
 }
 
 TEST_CASE("the realised risk counts answered forecasts only, and the interval miss every measured one", "[monitor][data]") {

@@ -77,6 +77,7 @@ TEST_CASE("a replayed search's event log holds every event in order, each writte
   CHECK(lines.back()["event"] == "end");
   CHECK(lines.back()["measurements"] == 50);
   std::size_t measured = 0, with_forecast = 0, forecasts = 0, screened = 0;
+  std::size_t considered = 0, screened_out = 0, outside = 0;
   double best = INFINITY;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const auto& l = lines[i];
@@ -90,6 +91,8 @@ TEST_CASE("a replayed search's event log holds every event in order, each writte
       CHECK(l["answered"].get<std::size_t>() + l["deferred"].get<std::size_t>() == l["proposed"].get<std::size_t>());
     } else if (event == "screened") {
       ++screened;
+      considered += l["proposed"].get<std::size_t>();
+      screened_out += l["skipped"].get<std::size_t>();
     } else if (event == "measured") {
       ++measured;
       CHECK(l["index"] == measured);
@@ -102,6 +105,7 @@ TEST_CASE("a replayed search's event log holds every event in order, each writte
         const double t = l["time_ms"], fc = f["forecast_ms"];
         CHECK(f["relative_error"].get<double>() == Approx(std::abs(fc - t) / t));
         CHECK(f["inside_interval"] == (t >= f["interval_ms"][0].get<double>() && t <= f["interval_ms"][1].get<double>()));
+        outside += f["inside_interval"].get<bool>() ? 0 : 1;
       }
     }
   }
@@ -110,6 +114,11 @@ TEST_CASE("a replayed search's event log holds every event in order, each writte
   CHECK(screened == forecasts);  // screening on: every ranked round is screened too
   // The initial design is measured without a forecast; everything the model chose has one.
   CHECK(with_forecast >= 30);
+  // The end line sums up the screening and the intervals of what was measured.
+  CHECK(lines.back()["screening"]["considered"] == considered);
+  CHECK(lines.back()["screening"]["screened_out"] == screened_out);
+  CHECK(lines.back()["intervals"]["measured"] == with_forecast);
+  CHECK(lines.back()["intervals"]["outside"] == outside);
 }
 
 TEST_CASE("the same seed writes the same event log, times aside", "[search][data]") {
