@@ -237,8 +237,9 @@ std::map<std::string, json> stored_outcomes(const Args& a) {
     } catch (const json::exception& e) {
       throw input_error(a.results, fmt::format("line {}", n), e.what());
     }
-    if (j.value("settings", json()) == settings_of(a))
-      stored[j.at("kernel").get<std::string>() + "/" + j.at("device").get<std::string>()] = std::move(j);
+    if (j.value("settings", json()) != settings_of(a)) continue;
+    const std::string key = j.at("kernel").get<std::string>() + "/" + j.at("device").get<std::string>();
+    stored[key] = std::move(j);
   }
   return stored;
 }
@@ -351,6 +352,7 @@ int main(int argc, char** argv) try {
   std::vector<const Space*> todo;
   for (const auto& s : spaces)
     if (wanted(a.devices, s.device) && !done.count(s.kernel + "/" + s.device)) todo.push_back(&s);
+  fmt::print(stderr, "{} spaces stored, {} to run\n", done.size(), todo.size());
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::string first_error;

@@ -1,0 +1,30 @@
+# benchmarks/screened_evolution on one small space: it prints the family verdicts, a rerun reads
+# the stored outcome instead of running it again, and a broken results file is refused by line.
+include(${CMAKE_CURRENT_LIST_DIR}/../tools/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../tools/run_command.cmake)
+set(run_program_name screened_evolution)
+shared_data_file(space benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+set(args --data "${data}" --kernels pnpoly --devices RTX_3090 --seeds 2 --budget 40 --children 4
+         --rehearsal-seeds 1 --threads 2 --results "${WORK}/results.jsonl")
+run(first ok "0 spaces stored, 1 to run" ${args})
+if(NOT first_out MATCHES "pnpoly/RTX_3090 +[0-9.]+ +[0-9]+% +[0-9.]+ +[0-9]+/2")
+  message(FATAL_ERROR "no screening row for pnpoly/RTX_3090 in:\n${first_out}")
+endif()
+if(NOT first_out MATCHES "pnpoly \\(family\\)[^\n]*screened vs plain  25: [0-9.]+±[0-9.]+ vs [0-9.]+±[0-9.]+ (ahead|level|BEHIND)")
+  message(FATAL_ERROR "no family verdict for pnpoly in:\n${first_out}")
+endif()
+
+# The rerun runs nothing and prints the same table.
+run(again ok "1 spaces stored, 0 to run" ${args})
+if(NOT first_out STREQUAL again_out)
+  message(FATAL_ERROR "the resumed table differs:\n${first_out}\n${again_out}")
+endif()
+# Other settings are not read from the file: they run.
+run(other ok "0 spaces stored, 1 to run" ${args} --children 3)
+
+# A broken line is refused with the file and its line.
+file(APPEND "${WORK}/results.jsonl" "{not json\n")
+run(broken fail "results.jsonl:line 3: " ${args})
