@@ -1,7 +1,8 @@
 // The LLM as the surrogate strategy's filter, against the fake server (fake_llm_server.py):
 // failed queries deferred with their reason, the deferral rule fitted on the search's own
 // prequential pairs, and a replayed search on convolution_milo A100 that asks the LLM and
-// reports its calls beside the measurements (library and command line).
+// reports its calls beside the measurements (library and command line), and screened evolution
+// ranking its children with the LLM.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -92,6 +93,25 @@ TEST_CASE("a replayed surrogate search with --surrogate llm asks the LLM and rep
     CHECK(result.runs.front().trace.size() == 20);
     CHECK(after.prompts > before.prompts);
     CHECK(after.failed == before.failed);
+  }
+  SECTION("screened evolution asks the LLM about the children") {
+    Plan e;
+    e.replay().data = std::make_shared<const SpaceData>(load_replay_space(file));
+    e.strategy = "genetic";
+    e.settings.surrogate = "llm";
+    e.settings.options = {{"children_per_measurement", "4"}, {"screen", "true"}};
+    e.budget = 30;
+    e.seeds = 1;
+    const auto before = llm_process_counts();
+    const auto result = gpuforecast::run(e);
+    const auto after = llm_process_counts();
+    REQUIRE(result.runs.size() == 1);
+    const auto& run = result.runs.front();
+    CHECK(run.trace.size() == 30);
+    CHECK(after.prompts > before.prompts);
+    CHECK(after.failed == before.failed);
+    CHECK(run.screened_rounds > 0);
+    CHECK(run.screening.considered >= 4 * 10);  // four children per place after the first generation
   }
   SECTION("command line, --json") {
     const std::string out = (server.dir() / "search.json").string();
