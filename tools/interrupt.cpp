@@ -34,4 +34,11 @@ InterruptScope::~InterruptScope() {
 
 int interrupted_by() noexcept { return g_signal.load(); }
 
+std::string interruption_reason() {
+  const int s = interrupted_by();
+  if (s == 0) return "stopped by an observer";
+  const char* name = s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : "a signal";
+  return "interrupted by " + std::string(name) + " (signal " + std::to_string(s) + ")";
+}
+
 }  // namespace gpuforecast::cli

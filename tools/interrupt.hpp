@@ -4,6 +4,7 @@
 // and the program exits with 128 + the signal's number, as a shell expects of an interrupted
 // command. A second signal is not caught: it ends the program at once.
 #include <csignal>
+#include <string>
 
 #include "gpuforecast/search/events.hpp"
 
@@ -24,6 +25,9 @@ class InterruptScope {
 
 // The signal that interrupted the program, 0 if none did.
 [[nodiscard]] int interrupted_by() noexcept;
+// "interrupted by SIGTERM (signal 15)", or "stopped by an observer" when no signal came: the
+// reason an event log's end line gives.
+[[nodiscard]] std::string interruption_reason();
 
 // A search observer that asks the search to stop once a signal came.
 struct StopOnInterrupt {

@@ -6,7 +6,7 @@ import os
 import warnings
 
 #: The newest event log version this package reads.
-EVENT_LOG_VERSION = 1
+EVENT_LOG_VERSION = 2
 
 
 def read_events(path):

@@ -21,6 +21,37 @@ std::string_view to_string(Status s) noexcept {
   return "unknown";
 }
 
+bool is_fault(Status s) noexcept {
+  return s == Status::compile_failed || s == Status::launch_failed || s == Status::runtime_failed ||
+         s == Status::timeout;
+}
+
+std::string_view fault_kind(Status s) noexcept {
+  switch (s) {
+    case Status::compile_failed: return "compile_error";
+    case Status::launch_failed: return "launch_failure";
+    case Status::runtime_failed: return "crash";
+    case Status::timeout: return "hang";
+    default: return "";
+  }
+}
+
+std::string fault_detail(const Measurement& m) {
+  std::string_view first;
+  for (std::size_t from = 0; from < m.log.size();) {
+    const std::size_t end = std::min(m.log.find('\n', from), m.log.size());
+    std::string_view line(m.log.data() + from, end - from);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (!line.empty()) {
+      if (line.find("error") != std::string_view::npos) return std::string(line);
+      if (first.empty()) first = line;
+    }
+    from = end + 1;
+  }
+  return first.empty() ? m.reason : std::string(first);
+}
+
 Status parse_status(std::string_view s) {
   if (s == "ok" || s == "correct") return Status::ok;
   if (s == "compile_failed" || s == "CompilationFailedConfig" || s == "compile") return Status::compile_failed;

@@ -39,12 +39,6 @@ json config_json(const Config& c) {
   return j;
 }
 
-// A failed measurement the GPU or its compiler caused (not a configuration the space rules out).
-bool is_fault(Status s) {
-  return s == Status::compile_failed || s == Status::launch_failed || s == Status::runtime_failed ||
-         s == Status::timeout;
-}
-
 // Measurement and forecast latencies span tens of microseconds (a forecast round of a compact
 // model) to minutes (a compile and benchmark): one bucket per decade and its 2.5 and 5 steps,
 // written out so that the bucket labels are the round numbers they mean.

@@ -202,7 +202,8 @@ struct SeedSearch {
     } unhook{on_result, on_result && writer.has_value()};
     if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
     if (plan.outputs.events_path)
-      ctx.add_observer(EventLog(plan.outputs.events_path(index), {fmt::format("{} seed {}", plan.strategy, seed())}));
+      ctx.add_observer(EventLog(plan.outputs.events_path(index), {.run = fmt::format("{} seed {}", plan.strategy, seed()),
+                                                                  .stop_reason = plan.outputs.stop_reason}));
     ctx.add_observer(AnomalyCount{&run});
     if (plan.observe) plan.observe(ctx, index, options.label);
     if (add_observers) add_observers(ctx);

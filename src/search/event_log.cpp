@@ -212,6 +212,14 @@ void EventLog::on_measured(const SearchMeasured& e) {
   }
   if (const auto it = s.skipped.find(key); it != s.skipped.end()) line["screened_out"] = it->second;
   write_line(s.file, m_path, std::move(line));
+  if (is_fault(m.status)) {
+    auto fault = header(s.seq, s.start, m_options.run, "fault");
+    fault["index"] = e.index;
+    fault["kind"] = std::string(fault_kind(m.status));
+    fault["config"] = config_json(e.config);
+    fault["detail"] = fault_detail(m);
+    write_line(s.file, m_path, std::move(fault));
+  }
   if (s.monitor) s.monitor->on_measured(e);  // its flags follow the measurement's line
 }
 
@@ -236,6 +244,7 @@ void EventLog::on_end(const SearchEnd& e) {
   line["measurements"] = e.trace.size();
   line["best_ms"] = number(s.best_ms);
   line["stopped"] = e.stopped;
+  if (e.stopped) line["reason"] = m_options.stop_reason ? m_options.stop_reason() : std::string("stopped by an observer");
   if (s.screened > 0) line["screening"] = {{"considered", s.screened}, {"screened_out", s.screened_out}};
   if (s.forecast_measured > 0)
     line["intervals"] = {{"measured", s.forecast_measured}, {"outside", s.outside_interval}};

@@ -43,3 +43,27 @@ TEST_CASE("status names round-trip, Kernel Tuner's names are understood") {
   CHECK(parse_status("RuntimeFailedConfig") == Status::runtime_failed);
   CHECK_THROWS_AS(parse_status("Bogus"), invalid_argument_error);
 }
+
+TEST_CASE("a fault is named by its kind and the line of its log that says what went wrong") {
+  CHECK(is_fault(Status::compile_failed));
+  CHECK(is_fault(Status::timeout));
+  CHECK_FALSE(is_fault(Status::invalid));  // the space rules it out: no fault of the GPU's
+  CHECK_FALSE(is_fault(Status::ok));
+  CHECK(fault_kind(Status::compile_failed) == "compile_error");
+  CHECK(fault_kind(Status::launch_failed) == "launch_failure");
+  CHECK(fault_kind(Status::runtime_failed) == "crash");
+  CHECK(fault_kind(Status::timeout) == "hang");
+  CHECK(fault_kind(Status::invalid).empty());
+
+  Measurement m;
+  m.status = Status::compile_failed;
+  m.reason = "compile_failed";
+  m.log = "\n  kernel.cu(12): warning: variable declared but never used\r\n"
+          "kernel.cu(40): error: identifier \"tile\" is undefined\n1 error detected\n";
+  CHECK(fault_detail(m) == "kernel.cu(40): error: identifier \"tile\" is undefined");
+  m.log = "no kernel finished within 2 s: worker 41 killed, a new one takes the next job\n";
+  CHECK(fault_detail(m) == m.log.substr(0, m.log.size() - 1));
+  m.log.clear();
+  m.reason = "RuntimeFailedConfig";  // a replayed failure: the record's reason is all there is
+  CHECK(fault_detail(m) == "RuntimeFailedConfig");
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks an event log against docs/events.md, schema version 1: every line a JSON object with
-the common fields, seq 0, 1, 2, ..., begin first, and each kind with its fields and their types.
-A search stopped by a signal ends with an end line too; one killed may not (--allow-no-end).
+"""Checks an event log against docs/events.md, schema version 2: every line a JSON object with
+the common fields, seq 0, 1, 2, ..., begin first, and each kind with its fields and their types;
+a fault line right after the failed measured line it is about. A search stopped by a signal ends
+with an end line too, giving the reason; one killed may not (--allow-no-end).
 Prints the counts per kind; exits 1 naming the line and the field on the first violation."""
 import json
 import sys
@@ -22,12 +23,16 @@ KINDS = {
                  "best_ms": NULLABLE_NUMBER, "forecast": (dict, type(None))},
     "anomaly": {"index": int, "kind": str, "config": dict, "statistic": NULLABLE_NUMBER,
                 "p_value": NULLABLE_NUMBER, "detail": str},
+    "fault": {"index": int, "kind": str, "config": dict, "detail": str},
     "round": {"round": int, "measured": int, "best_ms": NULLABLE_NUMBER},
     "end": {"measurements": int, "best_ms": NULLABLE_NUMBER, "stopped": bool},
 }
 FORECAST = {"forecast_ms": NULLABLE_NUMBER, "interval_ms": list, "confidence": NULLABLE_NUMBER,
             "answered": bool, "p_fail": NULLABLE_NUMBER}
 STATUSES = {"ok", "compile_failed", "launch_failed", "runtime_failed", "invalid", "timeout"}
+FAULT_KINDS = {"compile_failed": "compile_error", "launch_failed": "launch_failure", "runtime_failed": "crash",
+               "timeout": "hang"}
+VERSION = 2
 
 
 def fail(path, n, message):
@@ -54,6 +59,7 @@ def main():
     path = args[0]
     counts = {}
     last = None
+    last_measured = None
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             try:
@@ -61,8 +67,8 @@ def main():
             except json.JSONDecodeError as e:
                 fail(path, n, f"not JSON: {e}")
             check_fields(path, n, obj, COMMON, "every line")
-            if obj["v"] != 1:
-                fail(path, n, f"version {obj['v']}, expected 1")
+            if obj["v"] != VERSION:
+                fail(path, n, f"version {obj['v']}, expected {VERSION}")
             if obj["seq"] != n - 1:
                 fail(path, n, f"seq {obj['seq']}, expected {n - 1}")
             kind = obj["event"]
@@ -76,6 +82,17 @@ def main():
                     fail(path, n, f"status '{obj['status']}' unknown")
                 if obj["forecast"] is not None:
                     check_fields(path, n, obj["forecast"], FORECAST, "measured.forecast")
+            # Every fault has its line right after its measured line, and only a fault has one.
+            expected = FAULT_KINDS.get(last_measured["status"]) if last == "measured" else None
+            if expected and kind != "fault":
+                fail(path, n, f"measurement {last_measured['index']} failed ({last_measured['status']}): expected its fault line")
+            if kind == "fault":
+                if last != "measured" or obj["index"] != last_measured["index"] or obj["kind"] != expected:
+                    fail(path, n, f"fault '{obj['kind']}' does not follow the failed measurement it names")
+            if kind == "end" and obj["stopped"] and not isinstance(obj.get("reason"), str):
+                fail(path, n, "a stopped search's end line gives no reason")
+            if kind == "measured":
+                last_measured = obj
             counts[kind] = counts.get(kind, 0) + 1
             last = kind
     if last is None:

@@ -36,13 +36,18 @@ std::vector<nlohmann::json> read_lines(const fs::path& p) {
   return out;
 }
 
-// After each measurement, the file already ends with that measurement's line.
+// After each measurement, the file already ends with that measurement's line (and its fault
+// line, for a failure).
 struct FlushChecker {
   fs::path path;
   std::size_t checked = 0;
   void on_measured(const SearchMeasured& e) {
-    const auto lines = read_lines(path);
+    auto lines = read_lines(path);
     REQUIRE_FALSE(lines.empty());
+    if (lines.back()["event"] == "fault") {
+      CHECK(lines.back()["index"] == e.index);
+      lines.pop_back();
+    }
     CHECK(lines.back()["event"] == "measured");
     CHECK(lines.back()["index"] == e.index);
     ++checked;
@@ -161,4 +166,46 @@ TEST_CASE("an anomaly from outside the log's monitor (the GPU's health) is writt
   CHECK(lines[1]["statistic"] == 79);
   CHECK(lines[1]["config"].size() == prototype.config.size());
   CHECK(lines[2]["event"] == "end");
+}
+
+TEST_CASE("every failed measurement is followed by its fault line, and a stopped search says why", "[search][data]") {
+  // convolution RTX 2080 Ti in its T1 space holds configurations that failed to compile or run.
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution", "RTX_2080_Ti").string()));
+  const fs::path path = fs::temp_directory_path() / "gpuforecast_event_log_faults.jsonl";
+  StrategySettings settings;
+  settings.seed = 4;
+  SearchContext ctx(data->space, data->observations.front().candidate, ReplayBenchmarker(data), Budget{150});
+  ctx.add_observer(EventLog(path.string(), {.run = "random seed 4", .stop_reason = [] { return std::string("asked to"); }}));
+  struct StopAt {
+    std::size_t seen = 0;
+    bool on_measured(const SearchMeasured&) { return ++seen == 120; }
+  };
+  ctx.add_observer(StopAt{});
+  auto strategy = make_strategy("random", settings);
+  strategy.run(ctx);
+  ctx.finish();
+  const auto lines = read_lines(path);
+  std::size_t faults = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    INFO("line " << i + 1 << ": " << l.dump());
+    CHECK(l["v"] == 2);
+    if (l["event"] != "measured") continue;
+    const std::string status = l["status"];
+    const bool fault = status != "ok" && status != "invalid";
+    REQUIRE(i + 1 < lines.size());
+    CHECK((lines[i + 1]["event"] == "fault") == fault);
+    if (!fault) continue;
+    ++faults;
+    const auto& f = lines[i + 1];
+    CHECK(f["index"] == l["index"]);
+    CHECK(f["config"] == l["config"]);
+    CHECK(f["kind"] == (status == "compile_failed" ? "compile_error" : status == "timeout" ? "hang" : "crash"));
+    CHECK_FALSE(f["detail"].get<std::string>().empty());
+  }
+  CHECK(faults > 0);
+  CHECK(lines.back()["event"] == "end");
+  CHECK(lines.back()["measurements"] == 120);
+  CHECK(lines.back()["stopped"] == true);
+  CHECK(lines.back()["reason"] == "asked to");
 }

@@ -10,6 +10,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
+#include "interrupt.hpp"
 #include "static_features_option.hpp"
 
 namespace gpuforecast::cli {
@@ -206,6 +207,7 @@ Plan single_run_plan(const SearchArgs& a) {
   if (!a.events.empty()) plan.outputs.events_path = [events = a.events](std::size_t) { return events; };
   if (!a.cache.empty()) plan.outputs.cache_path = [cache = a.cache](std::size_t) { return cache; };
   plan.outputs.resume = a.resume;
+  plan.outputs.stop_reason = interruption_reason;
   return plan;
 }
 

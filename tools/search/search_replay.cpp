@@ -65,6 +65,7 @@ Plan replay_plan(const SearchArgs& a, const std::string& name, std::shared_ptr<c
   plan.outputs.events_path = run_file(a, name, a.events);
   plan.outputs.cache_path = run_file(a, name, a.cache);
   plan.outputs.resume = a.resume;
+  plan.outputs.stop_reason = interruption_reason;
   plan.rehearsal = !a.rehearsal_out.empty();
   return plan;
 }

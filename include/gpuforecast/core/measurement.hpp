@@ -34,6 +34,16 @@ struct Measurement {
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
+// A failure the GPU or its compiler caused (compile_failed, launch_failed, runtime_failed,
+// timeout), not a configuration the space rules out (invalid).
+[[nodiscard]] bool is_fault(Status s) noexcept;
+// What kind of fault, in the event log's words: "compile_error", "launch_failure", "crash",
+// "hang"; "" for a status that is no fault.
+[[nodiscard]] std::string_view fault_kind(Status s) noexcept;
+// The line of a failed measurement's log that says what went wrong: the first naming an error
+// (a compiler's "error:" line), else its first non-empty line, else the recorded reason.
+[[nodiscard]] std::string fault_detail(const Measurement& m);
+
 // Median and a distribution-free 95% CI of the median (order statistics) from samples.
 // Fills median_ms, ci_low_ms, ci_high_ms. Throws invalid_argument_error on NaN/negative.
 void summarise_samples(Measurement& m);

@@ -105,6 +105,9 @@ struct RunOutputs {
   // it are served from it, and the run ends as an uninterrupted one would have. A missing
   // cache starts the run afresh.
   bool resume = false;
+  // Why a run stopped before its budget, for its event log's end line (the command line: the
+  // signal that interrupted it); unset: "stopped by an observer".
+  std::function<std::string()> stop_reason;
 };
 
 // Run i's file for a plan of `runs` runs writing one each: `base` itself for one run; else

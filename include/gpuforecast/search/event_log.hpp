@@ -2,10 +2,12 @@
 // A search observer that writes what happens as it happens, one JSON object per line (JSON
 // Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
 // round's forecasts, each screening, each measurement (with the forecast made before it and its
-// realised error), each anomaly an AnomalyMonitor flags, each round and the end. Every line is written whole and flushed when its
+// realised error), each fault (a compile error, a crash, a hang), each anomaly an AnomalyMonitor
+// flags, each round and the end (with the reason when the search was stopped). Every line is written whole and flushed when its
 // event happens, so a killed search leaves every event up to the kill; readers skip a last line
 // cut short and say so.
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,13 +17,17 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-inline constexpr int event_log_version = 1;
+// 2: "fault" lines; the end line's "reason".
+inline constexpr int event_log_version = 2;
 
 struct EventLogOptions {
   std::string run;             // a label written into every line ("surrogate seed 3"), "" for none
   bool all_decisions = false;  // one "decision" line per proposed candidate: thousands per round
   bool anomalies = true;       // run an AnomalyMonitor and write what it flags as "anomaly" lines
   AnomalyMonitorOptions anomaly_options;
+  // Why a search stopped before its budget ("interrupted by SIGTERM"), asked when it ends
+  // stopped: the end line's reason. Unset: "stopped by an observer".
+  std::function<std::string()> stop_reason;
 };
 
 class EventLog {
