@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -201,9 +202,16 @@ struct SeedSearch {
       }
     } unhook{on_result, on_result && writer.has_value()};
     if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
-    if (plan.outputs.events_path)
-      ctx.add_observer(EventLog(plan.outputs.events_path(index), {.run = fmt::format("{} seed {}", plan.strategy, seed()),
-                                                                  .stop_reason = plan.outputs.stop_reason}));
+    if (plan.outputs.events_path) {
+      EventLogOptions o{.run = fmt::format("{} seed {}", plan.strategy, seed()), .stop_reason = plan.outputs.stop_reason};
+      if (earlier) {
+        auto served = std::make_shared<std::unordered_set<std::string>>();
+        for (const auto& e : earlier->entries) served->insert(e.config.key());
+        o.resumed_from = cache;
+        o.resumed_configs = std::move(served);
+      }
+      ctx.add_observer(EventLog(plan.outputs.events_path(index), std::move(o)));
+    }
     ctx.add_observer(AnomalyCount{&run});
     if (plan.observe) plan.observe(ctx, index, options.label);
     if (add_observers) add_observers(ctx);

@@ -115,6 +115,12 @@ void EventLog::on_begin(const SearchBegin& e) {
               {"problem_size", e.prototype.problem_size},
               {"parameters", parameters},
               {"budget", {{"measurements", e.budget.max_measurements}, {"seconds", e.budget.max_seconds}}}});
+  if (m_options.resumed_configs) {
+    auto line = header(m_state->seq, m_state->start, m_options.run, "resumed");
+    line["from"] = m_options.resumed_from;
+    line["configurations"] = m_options.resumed_configs->size();
+    write_line(m_state->file, m_path, std::move(line));
+  }
   if (m_options.anomalies) {
     State* s = m_state.get();
     const std::string path = m_path, run = m_options.run;
@@ -197,6 +203,7 @@ void EventLog::on_measured(const SearchMeasured& e) {
   line["best_ms"] = number(s.best_ms);
   if (!m.reason.empty()) line["reason"] = m.reason;
   const std::string key = e.config.key();
+  if (m_options.resumed_configs && m_options.resumed_configs->count(key)) line["resumed"] = true;
   if (const auto it = s.decisions.find(key); it != s.decisions.end()) {
     nlohmann::ordered_json f = decision_json(it->second);
     if (m.ok() && m.median_ms > 0) {

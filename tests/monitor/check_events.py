@@ -24,6 +24,7 @@ KINDS = {
     "anomaly": {"index": int, "kind": str, "config": dict, "statistic": NULLABLE_NUMBER,
                 "p_value": NULLABLE_NUMBER, "detail": str},
     "fault": {"index": int, "kind": str, "config": dict, "detail": str},
+    "resumed": {"from": str, "configurations": int},
     "round": {"round": int, "measured": int, "best_ms": NULLABLE_NUMBER},
     "end": {"measurements": int, "best_ms": NULLABLE_NUMBER, "stopped": bool},
 }
@@ -76,6 +77,8 @@ def main():
                 fail(path, n, f"unknown event '{kind}'")
             if (n == 1) != (kind == "begin"):
                 fail(path, n, "begin must be the first line, and only it")
+            if kind == "resumed" and n != 2:
+                fail(path, n, "a resumed line must come right after begin")
             check_fields(path, n, obj, KINDS[kind], kind)
             if kind == "measured":
                 if obj["status"] not in STATUSES:

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
 #include "data/temp_dir.hpp"
@@ -112,7 +114,28 @@ TEST_CASE("a search killed with SIGKILL keeps its measurements in its cache and 
 
   // Resumed (at full speed): the same 60 measurements as the uninterrupted run, in order.
   const std::string resumed_trace = (tmp.path() / "resumed.t4.json").string();
-  REQUIRE(run_search(with({"--trace", resumed_trace, "--cache", cache, "--resume"}), log) == 0);
+  const std::string events = (tmp.path() / "resumed.jsonl").string();
+  REQUIRE(run_search(with({"--trace", resumed_trace, "--cache", cache, "--resume", "--events", events}), log) == 0);
+  {
+    // Its event log says where it resumed from and which measurements the cache served.
+    std::ifstream in(events);
+    std::vector<nlohmann::json> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    REQUIRE(lines.size() > 2);
+    CHECK(lines[1]["event"] == "resumed");
+    CHECK(lines[1]["from"] == cache);
+    CHECK(lines[1]["configurations"] == k);
+    std::size_t served = 0, measured = 0;
+    for (const auto& l : lines)
+      if (l["event"] == "measured") {
+        ++measured;
+        INFO("measured line " << measured << ": " << l.dump());
+        CHECK(l.value("resumed", false) == (measured <= k));
+        served += l.value("resumed", false) ? 1 : 0;
+      }
+    CHECK(served == k);
+    CHECK(measured == 60);
+  }
   const T4File resumed = read_t4(resumed_trace);
   REQUIRE(resumed.results.size() == full.results.size());
   for (std::size_t i = 0; i < full.results.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 
 #include "gpuforecast/search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
@@ -17,7 +18,7 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-// 2: "fault" lines; the end line's "reason".
+// 2: "fault" and "resumed" lines; the end line's "reason".
 inline constexpr int event_log_version = 2;
 
 struct EventLogOptions {
@@ -28,6 +29,11 @@ struct EventLogOptions {
   // Why a search stopped before its budget ("interrupted by SIGTERM"), asked when it ends
   // stopped: the end line's reason. Unset: "stopped by an observer".
   std::function<std::string()> stop_reason;
+  // A run continued from the cache of an earlier one (search/resume.hpp): that file, and the
+  // configurations it serves (Config::key()). A "resumed" line follows "begin", and the measured
+  // lines of served configurations say "resumed": true.
+  std::string resumed_from;
+  std::shared_ptr<const std::unordered_set<std::string>> resumed_configs;
 };
 
 class EventLog {
