@@ -17,7 +17,7 @@ def test_a_kernel_tuner_search_writes_its_events_and_read_events_gives_a_datafra
     df = gpuforecast.read_events(events)
     assert list(df["seq"]) == list(range(len(df)))  # every line, in order
     assert df["event"].iloc[0] == "begin" and df["event"].iloc[-1] == "end"
-    assert (df["v"] == 1).all()
+    assert (df["v"] == gpuforecast.events.EVENT_LOG_VERSION).all()
     measured = df[df["event"] == "measured"]
     # Kernel Tuner ends the search by raising inside the batch that spends its budget: what that
     # batch had measured reaches Kernel Tuner's results but not the C++ search, nor its log.
