@@ -341,7 +341,7 @@ void RunObserver::on_measured(const SearchMeasured& e) {
     point.forecast = d;
     if (timed) {
       ++r.interval_checked;
-      if (m.median_ms < d.interval_low_ms || m.median_ms > d.interval_high_ms) ++r.interval_misses;
+      if (!d.covers(m.median_ms)) ++r.interval_misses;
       const CalibrationOptions& c = m_hub->options.calibration;
       // The wrong-bin loss compares against a reference: the calibration's own when it has one,
       // else the incumbent the forecast was made against.

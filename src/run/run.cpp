@@ -39,9 +39,12 @@ std::vector<BudgetSummary> Result::summary(std::span<const std::size_t> budgets)
 ScreeningSummary Result::screening_summary() const {
   ScreeningSummary s;
   std::size_t rounds = 0, certified = 0;
+  std::size_t checked = 0, interval_misses = 0;
   for (const auto& r : runs) {
     if (r.screened_rounds == 0) continue;
     ++s.runs;
+    checked += r.interval_checked;
+    interval_misses += r.interval_misses;
     s.considered += static_cast<double>(r.screening.considered);
     s.skipped += static_cast<double>(r.screening.skipped);
     s.measured += static_cast<double>(r.trace.size());
@@ -53,9 +56,7 @@ ScreeningSummary Result::screening_summary() const {
     certified += r.certified_rounds;
   }
   if (s.runs == 0) return s;
-  std::size_t checked = 0, misses = 0;
-  for (const auto& r : runs) checked += r.interval_checked, misses += r.interval_misses;
-  s.interval_miss_rate = checked ? static_cast<double>(misses) / static_cast<double>(checked) : 0.0;
+  s.interval_miss_rate = checked ? static_cast<double>(interval_misses) / static_cast<double>(checked) : 0.0;
   s.skipped_share = s.considered > 0 ? s.skipped / s.considered : 0.0;
   const auto n = static_cast<double>(s.runs);
   s.considered_per_measurement = s.measured > 0 ? s.considered / s.measured : 0;
@@ -100,7 +101,7 @@ struct IntervalJudge {
     if (o && o->measurement.ok() && o->measurement.median_ms > 0) {
       const double y = o->measurement.median_ms;
       ++run->interval_checked;
-      if (y < it->second.interval_low_ms || y > it->second.interval_high_ms) ++run->interval_misses;
+      if (!it->second.covers(y)) ++run->interval_misses;
     }
     forecasts.erase(it);
   }
@@ -123,7 +124,7 @@ struct RehearsalRecorder {
     }
   }
   void on_measured(const SearchMeasured& e) {
-    if (e.measurement.ok() && e.measurement.median_ms > 0) incumbent_ms = std::min(incumbent_ms, e.measurement.median_ms);
+    if (const TraceEntry* best = e.trace.best()) incumbent_ms = best->best_ms;  // what the search screens against
   }
 };
 

@@ -208,7 +208,7 @@ void EventLog::on_measured(const SearchMeasured& e) {
     nlohmann::ordered_json f = decision_json(it->second);
     if (m.ok() && m.median_ms > 0) {
       f["relative_error"] = number(std::abs(it->second.forecast.median_ms - m.median_ms) / m.median_ms);
-      const bool inside = m.median_ms >= it->second.interval_low_ms && m.median_ms <= it->second.interval_high_ms;
+      const bool inside = it->second.covers(m.median_ms);
       f["inside_interval"] = inside;
       ++s.forecast_measured;
       s.outside_interval += inside ? 0 : 1;

@@ -1,7 +1,6 @@
 #include "gpuforecast/search/genetic.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -111,14 +110,11 @@ class ChildChoice {
   // Children the round's rule would keep (all of them when screening is off or nothing is measured).
   std::size_t survivors(SearchContext& ctx, const std::vector<Decision>& decisions) {
     if (!m_screening.enabled() || !ctx.best()) return decisions.size();
-    const ScreeningRule& rule = m_screening.certify_round(ctx, m_model);
+    (void)m_screening.certify_round(ctx, m_model);
     const double incumbent = ctx.best()->best_ms;
-    std::size_t kept = 0;
-    for (const auto& d : decisions) {
-      const double f = d.forecast.median_ms;
-      kept += std::isfinite(f) && f > 0 && rule.skip(f, incumbent) ? 0 : 1;
-    }
-    return kept;
+    return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(), [&](const Decision& d) {
+      return !m_screening.skips(d, incumbent);
+    }));
   }
 
   SelectiveModel& m_model;

@@ -34,12 +34,21 @@ void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n) {
   check(p.incumbent_ms, "incumbent");
 }
 
+// Improvement pairs below which nothing can be certified: (1 - alpha)^n > delta.
+std::size_t improvements_needed(const ScreeningOptions& o) {
+  return static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha)));
+}
+
 // log(f / (I * (1 - tolerance))): the candidate is skipped at every margin below this.
 double skip_score(double forecast_ms, double incumbent_ms, double tolerance) {
   return std::log(forecast_ms) - std::log(incumbent_ms) - std::log1p(-tolerance);
 }
 
 }  // namespace
+
+bool is_improvement(const ScreeningPair& p, double tolerance) noexcept {
+  return positive_time(p.measured_ms) && p.measured_ms < p.incumbent_ms * (1 - tolerance);
+}
 
 bool ScreeningRule::skip(double forecast_ms, double incumbent_ms) const {
   if (!positive_time(forecast_ms) || !positive_time(incumbent_ms))
@@ -59,7 +68,7 @@ ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, cons
   for (std::size_t i = 0; i < calibration.size(); ++i) {
     const auto& p = calibration[i];
     check_pair(p, i, calibration.size());
-    if (p.measured_ms < p.incumbent_ms * (1 - o.tolerance))
+    if (is_improvement(p, o.tolerance))
       scores.push_back(skip_score(p.forecast_ms, p.incumbent_ms, o.tolerance));
   }
   const std::size_t n = scores.size();
@@ -80,7 +89,7 @@ ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, cons
   rule.misses = misses_at_margin;
   rule.risk_upper_bound = rule.certified ? binomial_upper_bound(misses_at_margin, n, o.delta) : 1.0;
   if (!rule.certified) {
-    const auto needed = static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha)));
+    const std::size_t needed = improvements_needed(o);
     rule.reason = n < needed ? fmt::format("{} improvement pairs among {} calibration pairs; at least {} are needed to "
                                            "certify a miss rate <= {} with probability {}",
                                            n, calibration.size(), needed, o.alpha, 1 - o.delta)
@@ -91,11 +100,10 @@ ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, cons
 
 ScreeningRule certify_screening_across(std::span<const std::vector<ScreeningPair>> groups, const ScreeningOptions& o) {
   check_options(o);
-  const auto needed = static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha)));
+  const std::size_t needed = improvements_needed(o);
   const auto improvements_of = [&](const std::vector<ScreeningPair>& g) {
-    return static_cast<std::size_t>(std::count_if(g.begin(), g.end(), [&](const ScreeningPair& p) {
-      return p.measured_ms < p.incumbent_ms * (1 - o.tolerance);
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(g.begin(), g.end(), [&](const ScreeningPair& p) { return is_improvement(p, o.tolerance); }));
   };
   std::vector<ScreeningPair> all, small;
   std::vector<const std::vector<ScreeningPair>*> testable;
@@ -121,7 +129,7 @@ ScreeningRule certify_screening_across(std::span<const std::vector<ScreeningPair
     widest.risk_upper_bound = bound;
     widest.reason.clear();
     widest.misses = static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [&](const ScreeningPair& p) {
-      return p.measured_ms < p.incumbent_ms * (1 - o.tolerance) && widest.skip(p.forecast_ms, p.incumbent_ms);
+      return is_improvement(p, o.tolerance) && widest.skip(p.forecast_ms, p.incumbent_ms);
     }));
   } else if (widest.reason.empty()) {
     widest.reason = fmt::format("no group of the {} certified a margin", groups.size());
@@ -155,8 +163,7 @@ void tally_screening(ScreeningTally& t, bool skipped, double measured_ms, double
                      double tolerance) noexcept {
   ++t.considered;
   if (skipped) ++t.skipped;
-  const bool improvement = positive_time(measured_ms) && measured_ms < incumbent_ms * (1 - tolerance);
-  if (improvement) {
+  if (is_improvement({0, measured_ms, incumbent_ms}, tolerance)) {
     ++t.improvements;
     if (skipped) ++t.improvements_skipped;
   }

@@ -81,8 +81,8 @@ void write_rehearsal(const Result& result, const std::string& path) {
         "with a model: surrogate, or genetic with children_per_measurement > 1)",
         path));
   write_screening_pairs(pairs, path);
-  const auto improvements = std::count_if(pairs.begin(), pairs.end(),
-                                          [](const ScreeningPair& p) { return p.measured_ms < p.incumbent_ms; });
+  const auto improvements =
+      std::count_if(pairs.begin(), pairs.end(), [](const ScreeningPair& p) { return is_improvement(p); });
   fmt::print(stderr, "{}: {} screening pairs from {} runs, {} of them improvements on their incumbent\n", path,
              pairs.size(), result.runs.size(), improvements);
 }

@@ -17,6 +17,9 @@ struct Decision {
   // What of the candidate lies outside what the model was trained on, "" when nothing does:
   // "block_size_x=2048 never seen in training (seen 16..128)", or a kernel it never saw.
   std::string extrapolation;
+
+  // Whether a time lies in the interval, its ends included.
+  [[nodiscard]] bool covers(double ms) const noexcept { return ms >= interval_low_ms && ms <= interval_high_ms; }
 };
 
 }  // namespace gpuforecast

@@ -41,6 +41,10 @@ struct ScreeningPair {
   double incumbent_ms = 0;
 };
 
+// True when the pair's measured time beats its incumbent by more than `tolerance`: the pairs
+// that carry information about misses.
+[[nodiscard]] bool is_improvement(const ScreeningPair& pair, double tolerance = 0) noexcept;
+
 struct ScreeningRule {
   ScreeningOptions options;
   bool certified = false;

@@ -127,6 +127,10 @@ const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, Sel
   return m_rule;
 }
 
+bool RoundScreening::skips(const Decision& d, double incumbent_ms) const {
+  return usable_forecast(d) && m_rule.skip(d.forecast.median_ms, incumbent_ms);
+}
+
 std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals,
                                          std::vector<Decision>& decisions, std::size_t keep) {
   if (!enabled() || !ctx.best()) return 0;
@@ -137,7 +141,7 @@ std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Pr
   std::vector<bool> skipped(proposals.configs.size(), false);
   std::size_t dropped = 0;
   for (std::size_t i = 0; i < skipped.size(); ++i) {
-    skipped[i] = usable_forecast(decisions[i]) && m_rule.skip(decisions[i].forecast.median_ms, incumbent);
+    skipped[i] = skips(decisions[i], incumbent);
     dropped += skipped[i] ? 1 : 0;
   }
   restore_lowest(skipped, dropped, decisions, keep);

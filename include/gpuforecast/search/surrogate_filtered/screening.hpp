@@ -85,6 +85,9 @@ class RoundScreening {
   // The rule of this round (the last one when nothing was measured since), certified on the
   // calibration of `calibration_pairs`.
   const ScreeningRule& certify_round(const SearchContext& ctx, SelectiveModel& model);
+  // Whether the last certified rule skips a candidate so decided against `incumbent_ms` (a
+  // decision without a usable forecast is never skipped).
+  [[nodiscard]] bool skips(const Decision& decision, double incumbent_ms) const;
   // Drops what the rule certifies from `proposals` and `decisions` (one per proposal), reports
   // the round to ctx's observers and returns how many were dropped. At least `keep` proposals
   // stay (those of the lowest forecasts among the certified ones are kept when too few
