@@ -35,6 +35,8 @@
 
 #include "common/benchmark_arguments.hpp"
 #include "common/mean_se.hpp"
+#include "common/runs_over_alpha.hpp"
+#include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
 #include "gpuforecast/compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -99,26 +101,15 @@ struct Space {
   std::shared_ptr<const SpaceData> data;
 };
 
-bool wanted(const std::vector<std::string>& list, const std::string& name) {
-  return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
-}
+using bench::wanted;
 
-// Every shared space of the kernels asked for (the measured-twice _T4 files left out: they repeat
-// a device). All GPUs of a kernel are loaded, whatever --devices says: they train and rehearse.
+// Every shared space of the kernels asked for. All GPUs of a kernel are loaded, whatever
+// --devices says: they train and rehearse.
 std::vector<Space> load_spaces(const Args& a) {
-  const fs::path root = a.data / "benchmark_hub" / "cachefiles";
-  if (!fs::is_directory(root)) throw error(fmt::format("no shared spaces under {} (set GPUFORECAST_DATA)", root.string()));
-  std::vector<fs::path> files;
-  for (const auto& f : fs::recursive_directory_iterator(root))
-    if (f.path().string().ends_with(".json.gz")) files.push_back(f.path());
-  std::sort(files.begin(), files.end());
   std::vector<Space> spaces;
-  for (const auto& f : files) {
-    const std::string kernel = f.parent_path().filename().string();
-    std::string device = f.filename().string();
-    device = device.substr(0, device.find(".json"));
-    if (device.ends_with("_T4") || !wanted(a.kernels, kernel)) continue;
-    spaces.push_back({kernel, device, f, std::make_shared<const SpaceData>(load_replay_space(f.string()))});
+  for (const auto& f : bench::shared_space_files(a.data)) {
+    if (!wanted(a.kernels, f.kernel)) continue;
+    spaces.push_back({f.kernel, f.device, f.path, std::make_shared<const SpaceData>(load_replay_space(f.path.string()))});
   }
   if (spaces.empty()) throw error("no space matches --kernels");
   return spaces;
@@ -217,7 +208,7 @@ json run_space(const Args& a, const std::vector<Space>& spaces, const Space& tar
   j["screened"] = outcome_of(run(p), budgets);
   std::size_t pairs = 0, improvements = 0;
   for (const auto& g : *rehearsal)
-    for (const auto& q : g) ++pairs, improvements += q.measured_ms < q.incumbent_ms ? 1 : 0;
+    for (const auto& q : g) ++pairs, improvements += is_improvement(q) ? 1 : 0;
   j["rehearsal_pairs"] = pairs;
   j["rehearsal_improvements"] = improvements;
   return j;
@@ -242,12 +233,6 @@ std::map<std::string, json> stored_outcomes(const Args& a) {
     stored[key] = std::move(j);
   }
   return stored;
-}
-
-// delta of the runs may exceed alpha; two binomial standard deviations of slack on top.
-std::size_t allowed_violations(std::size_t runs, double delta) {
-  const double n = static_cast<double>(runs);
-  return static_cast<std::size_t>(std::floor(delta * n + 2 * std::sqrt(n * delta * (1 - delta))));
 }
 
 struct Tallies {
@@ -292,7 +277,7 @@ std::string verdict(const bench::MeanSe& s, const bench::MeanSe& p) {
 }
 
 void print_table(const Args& a, const std::vector<json>& outcomes, const std::vector<std::size_t>& budgets) {
-  const std::size_t allowed = allowed_violations(a.seeds, a.delta);
+  const std::size_t allowed = bench::allowed_violations(a.seeds, a.delta);
   fmt::print("screened evolution, leave one GPU out: genetic search, {} children per place (mutation rate {}), "
              "model trained on the kernel's other GPUs; rule alpha {} delta {} calibrated by a rehearsal on the other "
              "GPUs ({} seeds each); seeds {}-{}, budget {}\n",
@@ -328,7 +313,7 @@ void print_table(const Args& a, const std::vector<json>& outcomes, const std::ve
       quality += fmt::format("  {}: {:.3f}±{:.3f} vs {:.3f}±{:.3f} {}", b, s.mean, s.se, p.mean, p.se, verdict(s, p));
     }
     fmt::print("{:<30} {}  screened vs plain{}\n\n", kernel + " (family)",
-               family.text(allowed_violations(family.runs, a.delta)), quality);
+               family.text(bench::allowed_violations(family.runs, a.delta)), quality);
   }
 }
 

@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "common/benchmark_arguments.hpp"
+#include "common/runs_over_alpha.hpp"
+#include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/run/replay_space.hpp"
@@ -89,27 +91,14 @@ std::shared_ptr<const std::vector<Observation>> calibration_sample(const SpaceDa
   return std::make_shared<const std::vector<Observation>>(std::move(ok));
 }
 
-bool wanted(const std::vector<std::string>& list, const std::string& name) {
-  return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
-}
-
-// Every shared space (the measured-twice _T4 files left out: they repeat a device).
+// Every shared space the filters want.
 std::vector<Space> load_spaces(const Args& a) {
-  const fs::path root = a.data / "benchmark_hub" / "cachefiles";
-  if (!fs::is_directory(root)) throw error(fmt::format("no shared spaces under {} (set GPUFORECAST_DATA)", root.string()));
   std::vector<Space> spaces;
-  std::vector<fs::path> files;
-  for (const auto& f : fs::recursive_directory_iterator(root))
-    if (f.path().string().ends_with(".json.gz")) files.push_back(f.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    const std::string kernel = f.parent_path().filename().string();
-    std::string device = f.filename().string();
-    device = device.substr(0, device.find(".json"));
-    if (device.ends_with("_T4") || !wanted(a.kernels, kernel) || !wanted(a.devices, device)) continue;
-    auto data = std::make_shared<const SpaceData>(load_replay_space(f.string()));
+  for (const auto& f : bench::shared_space_files(a.data)) {
+    if (!bench::wanted(a.kernels, f.kernel) || !bench::wanted(a.devices, f.device)) continue;
+    auto data = std::make_shared<const SpaceData>(load_replay_space(f.path.string()));
     auto sample = calibration_sample(*data, a.calibration_fraction);
-    spaces.push_back({kernel, device, std::move(data), std::move(sample)});
+    spaces.push_back({f.kernel, f.device, std::move(data), std::move(sample)});
   }
   if (spaces.empty()) throw error("no space matches --kernels / --devices");
   return spaces;
@@ -136,12 +125,6 @@ Plan experiment(const Args& a, const Space& s, Mode mode) {
                           {"screen_delta", fmt::format("{}", a.delta)}};
   if (mode == offline) e.settings.screening_calibration = s.calibration;
   return e;
-}
-
-// delta of the runs may exceed alpha; two binomial standard deviations of slack on top.
-std::size_t allowed_violations(std::size_t runs, double delta) {
-  const double n = static_cast<double>(runs);
-  return static_cast<std::size_t>(std::floor(delta * n + 2 * std::sqrt(n * delta * (1 - delta))));
 }
 
 constexpr std::size_t budgets[] = {25, 50, 100, 200};
@@ -180,7 +163,7 @@ int main(int argc, char** argv) try {
   const auto at_50 = std::find(shown.begin(), shown.end(), std::size_t{50}) - shown.begin();
   nlohmann::json j{{"alpha", a.alpha}, {"delta", a.delta}, {"seeds", a.seeds}, {"first_seed", a.first_seed},
                    {"budget", a.budget}, {"calibration_fraction", a.calibration_fraction}};
-  const std::size_t allowed = allowed_violations(a.seeds, a.delta);
+  const std::size_t allowed = bench::allowed_violations(a.seeds, a.delta);
   if (!a.json) {
     fmt::print("certified screening, alpha {} delta {}, surrogate from scratch, seeds {}-{}, budget {}; offline: a "
                "random {:.0f}% of each space calibrates\n",

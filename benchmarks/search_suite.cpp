@@ -40,6 +40,7 @@
 #include "common/parallel_indices.hpp"
 #include "common/sha256.hpp"
 #include "common/shared_data_dir.hpp"
+#include "common/shared_spaces.hpp"
 #include "common/split_list.hpp"
 #include "common/write_text_file.hpp"
 #include "data/file_io.hpp"
@@ -575,9 +576,7 @@ void print_cost(const StrategySpec& s, const std::map<RunKey, OurRun>& runs, jso
 
 // ---------------------------------------------------------------------------------------------
 
-bool wanted(const std::vector<std::string>& filter, const std::string& name) {
-  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
-}
+using bench::wanted;
 
 std::vector<Space> load_spaces(const Args& args, const PeerRecord& record) {
   std::vector<Space> spaces;
