@@ -303,6 +303,9 @@ Measurement DeviceExecutor::run(const Job& job) {
       }
       st.set = job.argument_set;
     }
+    // The parent's timeout is meant for kernels: a fresh worker's context, module load and
+    // argument generation (slow under sanitizers on a loaded machine) start the clock afresh.
+    if (m_progress) m_progress();
     auto upload = [&] {
       for (std::size_t i = 0; i < st.host.size(); ++i) {
         const auto& a = st.host[i];

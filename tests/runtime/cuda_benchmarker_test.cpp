@@ -65,7 +65,9 @@ Candidate candidate(const std::string& variant, int p, const std::shared_ptr<con
 CudaBenchmarkerOptions fast_options(bool isolate) {
   CudaBenchmarkerOptions o;
   o.isolate = isolate;
-  o.timeout_s = 3;
+  // Only the hang kernel should reach it: a sanitizer build on a loaded 2-core machine has stalled
+  // a healthy worker for more than 3 s.
+  o.timeout_s = 10;
   o.compile_threads = 2;
   // Sample counts must not depend on how loaded the machine is (the time cap also counts warm-up runs and
   // worker start-up): a generous cap leaves the stop to the count-based criteria.
