@@ -3,7 +3,8 @@
 //   compile   compiles one configuration of a T1 kernel with NVRTC (no GPU needed) and prints
 //             its static features;
 //   measure   measures configurations of a T1 kernel on this machine's GPUs and optionally
-//             writes them as a Kernel Tuner cache file.
+//             writes them as a Kernel Tuner cache file; with --events, an event log as a
+//             search's (every measurement and fault as it lands, the end with its reason).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -21,6 +22,9 @@
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
+#include "gpuforecast/search/event_log.hpp"
+#include "gpuforecast/search/search_context.hpp"
+#include "interrupt.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #include "gpuforecast/runtime/cuda_devices.hpp"
 #include "gpuforecast/runtime/launch_geometry.hpp"
@@ -115,7 +119,36 @@ struct MeasureArgs {
   double width = 0.01;
   bool in_process = false;
   std::size_t top = 0;
+  std::string events;
 };
+
+// The benchmarker shared with the command, which asks it for its devices.
+struct SharedGpu {
+  std::shared_ptr<CudaBenchmarker> gpu;
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) { return gpu->measure(candidates); }
+};
+
+// Measures every configuration through a search context, so that the observers a search has
+// (the event log with its faults and anomalies, Ctrl-C and SIGTERM) see a measurement as it
+// lands. Batches of a few per device keep compilation ahead of the GPUs.
+std::vector<Measurement> measure_all(std::shared_ptr<CudaBenchmarker> gpu, const TuningSpace& space,
+                                     const Candidate& prototype, const std::vector<Config>& configs,
+                                     const std::string& events_path) {
+  SearchContextOptions options;
+  options.max_batch = 4 * std::max<std::size_t>(1, gpu->devices().size());
+  SearchContext ctx(space, prototype, SharedGpu{std::move(gpu)}, Budget{configs.size(), 0}, options);
+  cli::InterruptScope interrupts;
+  ctx.add_observer(cli::StopOnInterrupt{});
+  if (!events_path.empty()) {
+    EventLogOptions o;
+    o.run = "measure";
+    o.stop_reason = cli::interruption_reason;
+    ctx.add_observer(EventLog(events_path, std::move(o)));
+  }
+  auto measurements = ctx.evaluate(configs);
+  ctx.finish();
+  return measurements;
+}
 
 void measure(const MeasureArgs& a) {
   const T1File t1 = read_t1(a.kernel);
@@ -129,22 +162,22 @@ void measure(const MeasureArgs& a) {
   o.isolate = !a.in_process;
   o.seed = a.seed;
   o.stopping_params = {{"width", a.width}, {"max_seconds", a.max_seconds}};
-  CudaBenchmarker bench(o);
+  auto bench = std::make_shared<CudaBenchmarker>(o);
   auto spec = std::make_shared<const KernelSpec>(t1.kernel);
-  auto device = std::make_shared<const Device>(bench.devices().front());
-  std::vector<Candidate> candidates;
-  for (const auto& c : configs) {
-    Candidate cand;
-    cand.kernel = t1.kernel.benchmark_name;
-    cand.problem_size = t1.kernel.problem_size;
-    cand.config = c;
-    cand.device = device;
-    cand.spec = spec;
-    candidates.push_back(std::move(cand));
-  }
+  auto device = std::make_shared<const Device>(bench->devices().front());
+  Candidate prototype;
+  prototype.kernel = t1.kernel.benchmark_name;
+  prototype.problem_size = t1.kernel.problem_size;
+  prototype.device = device;
+  prototype.spec = spec;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto ms = bench.measure(candidates);
+  auto ms = measure_all(std::move(bench), t1.space, prototype, configs, a.events);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A run stopped by a signal measured a prefix: the rest is neither printed nor written.
+  std::size_t measured = 0;
+  while (measured < ms.size() && !ms[measured].reason.starts_with("not measured")) ++measured;
+  ms.resize(measured);
+  configs.resize(measured);
   std::map<Status, int> counts;
   std::string header;
   for (const auto& p : t1.space.parameters()) header += (header.empty() ? "" : ",") + p.name;
@@ -245,6 +278,8 @@ const gpuforecast::cli::RegisterCommand reg_measure{"measure", [](CLI::App& app)
   cmd->add_option("--width", args->width, "stop when the 95% CI of the median is within +-width");
   cmd->add_flag("--in-process", args->in_process, "no worker processes (a hang cannot be recovered)");
   cmd->add_option("--top", args->top, "print only the N fastest successful configurations");
+  cmd->add_option("--events", args->events,
+                  "write each measurement, fault and anomaly as it lands to this JSON Lines file (docs/events.md)");
   cmd->callback([args] { measure(*args); });
 #else
   cmd->callback([] { no_runtime(); });

@@ -114,6 +114,11 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
                     "replay: hold each measurement for its stored compile + benchmark time times this factor "
                     "(0: no wait)")
       ->capture_default_str();
+  search.add_option("--timeout", args.kernel_timeout_s,
+                    "live: seconds without a finished kernel before its worker is killed and the configuration is "
+                    "recorded as a timeout")
+      ->capture_default_str()
+      ->needs(kernel);
   search.add_option("--nvml-index", args.nvml_index,
                     "live: NVML's index of the GPU whose clocks, throttle reasons, temperature, ECC and Xid errors "
                     "are watched (NVML counts in PCI order)")

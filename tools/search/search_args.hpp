@@ -38,6 +38,7 @@ struct SearchArgs {
   double time_scale = 0;
   std::size_t sentinel_repeats = 0;
   unsigned nvml_index = 0;  // live: the GPU whose health NVML reads
+  double kernel_timeout_s = 10;  // live: a hung kernel's worker is killed after this
   std::size_t workers = 1;
   std::string plot;
   std::vector<std::string> options;

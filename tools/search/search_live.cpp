@@ -24,9 +24,10 @@ namespace gpuforecast::cli {
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
 namespace {
 
-CudaBenchmarker open_gpu(std::uint64_t seed) {
+CudaBenchmarker open_gpu(std::uint64_t seed, double timeout_s) {
   CudaBenchmarkerOptions options;
   options.seed = seed;
+  options.timeout_s = timeout_s;
   std::optional<CudaBenchmarker> opened;
   try {
     opened.emplace(options);
@@ -43,7 +44,7 @@ CudaBenchmarker open_gpu(std::uint64_t seed) {
 
 void run_live(const SearchArgs& a) {
   SearchTarget target = search_target(read_t1(a.kernel));
-  auto bench = std::make_shared<CudaBenchmarker>(open_gpu(a.first_seed));
+  auto bench = std::make_shared<CudaBenchmarker>(open_gpu(a.first_seed, a.kernel_timeout_s));
   target.prototype.device = std::make_shared<const Device>(bench->devices().front());
   const std::string device = target.prototype.device->name;
   Plan plan = single_run_plan(a);
