@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/warning.hpp"
+#include "gpuforecast/runtime/device_health.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/cache_writer.hpp"
 #include "gpuforecast/search/event_log.hpp"
@@ -27,6 +29,7 @@
 #include "gpuforecast/runtime/simulated_farm.hpp"
 #include "gpuforecast/search/trace_writer.hpp"
 #include "common/parallel_indices.hpp"
+#include "run/device_health_watch.hpp"
 
 namespace gpuforecast {
 
@@ -326,6 +329,16 @@ struct CallerAsyncBenchmarker {
 };
 static_assert(AsyncBenchmarker<CallerAsyncBenchmarker>);
 
+// What the GPU itself says (throttling, temperature, ECC, Xid) reaches every observer of `ctx` as
+// an anomaly: the event log and a monitor among them.
+void watch_gpu(SearchContext& ctx, unsigned nvml_index) {
+  std::string why;
+  if (auto nvml = NvmlDevice::open(nvml_index, &why))
+    ctx.add_observer(detail::DeviceHealthWatch(std::move(*nvml), {[&ctx](const SearchAnomaly& a) { ctx.report_anomaly(a); }}));
+  else
+    warn(fmt::format("the GPU's clocks, throttling, temperature, ECC and Xid errors are not watched: {}", why));
+}
+
 // One run after another on the caller's benchmarker. Nothing stored values the runs, so they
 // have traces and no curves.
 Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
@@ -339,6 +352,7 @@ Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
     one.options.describe = backend.describe;
     one.ends_search = backend.ends_search;
     one.on_result = backend.on_result;
+    if (backend.watch_gpu) one.add_observers = [&backend](SearchContext& ctx) { watch_gpu(ctx, *backend.watch_gpu); };
     const auto search = [&](auto benchmarker) {
       if (one.earlier)
         one(strategy, ResumedBenchmarker<decltype(benchmarker)>(benchmarker, *one.earlier), result.runs[i]);

@@ -73,6 +73,36 @@ struct CudaBenchmarker::Impl {
   std::vector<std::unique_ptr<Runner>> runners;  // one per device
   std::mutex reference_mutex;
   std::map<std::string, std::optional<Job>> reference_jobs;  // set -> job (nullopt: none compiles)
+  std::vector<char> sentinel_warmed;                          // per runner: its first sentinel ran
+
+  [[nodiscard]] std::optional<Job> reference_job(const std::string& set) {
+    std::lock_guard lock(reference_mutex);
+    if (auto it = reference_jobs.find(set); it != reference_jobs.end()) return it->second;
+    return std::nullopt;
+  }
+
+  // The reference configuration, timed a fixed number of times without verification on runner
+  // `w`, into m.sentinel_ms; a sentinel that fails says so in the log and leaves it empty.
+  void time_sentinel(std::size_t w, const std::string& set, Measurement& m) {
+    std::optional<Job> job = reference_job(set);
+    if (!job) {
+      m.log += "no sentinel: no reference configuration compiles\n";
+      return;
+    }
+    const std::size_t repeats =
+        sentinel_warmed[w] ? options.sentinel_repeats : std::max(options.sentinel_repeats, options.sentinel_warmup_repeats);
+    job->kind = Job::Kind::measure;
+    job->verify = false;
+    job->criterion = "fixed_count";
+    job->criterion_params = {{"count", static_cast<double>(repeats)}};
+    const Measurement s = runners[w]->run(*job, options.timeout_s);
+    if (s.status != Status::ok) {
+      m.log += fmt::format("sentinel failed ({}): {}\n", to_string(s.status), s.log);
+      return;
+    }
+    sentinel_warmed[w] = 1;
+    m.sentinel_ms = s.samples_ms;
+  }
 
   Prepared prepare(const Candidate& c, const std::string& target) {
     Prepared p;
@@ -155,6 +185,7 @@ CudaBenchmarker::CudaBenchmarker(CudaBenchmarkerOptions options) : m_impl(std::m
     }
   }
   im.devices = std::move(chosen);
+  im.sentinel_warmed.assign(im.runners.size(), 0);
   im.compiler = std::make_unique<NvrtcCompiler>(im.options.compiler);
   im.pool = std::make_unique<CompilePool>(*im.compiler, im.options.compile_threads);
 }
@@ -246,11 +277,7 @@ std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> can
         Job job = im.make_job(p, *k);
         std::string note;
         if (job.verify) {
-          std::optional<Job> ref;
-          {
-            std::lock_guard lock(im.reference_mutex);
-            if (auto it = im.reference_jobs.find(p.set); it != im.reference_jobs.end()) ref = it->second;
-          }
+          const std::optional<Job> ref = im.reference_job(p.set);
           if (!ref) {
             job.verify = false;
             note = "output not verified: no reference configuration compiles\n";
@@ -270,6 +297,8 @@ std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> can
       const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       m.cost_s = wall_s;  // waiting for the compile (if the pool is behind) plus measuring
       if (m.status != Status::ok) m.reason = std::string(to_string(m.status));
+      // After failures too: a device that slowed down shows it whatever the configuration did.
+      if (im.options.sentinel_repeats > 0) im.time_sentinel(w, p.set, m);
     }
   };
   if (im.runners.size() == 1) {

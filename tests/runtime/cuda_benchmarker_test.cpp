@@ -215,3 +215,34 @@ TEST_CASE("bad options are refused up front", "[runtime][benchmarker]") {
   o.device_ordinals = {7};
   CHECK_THROWS_WITH(CudaBenchmarker(o), Catch::Contains("ordinal 7"));
 }
+
+TEST_CASE("the sentinel: the reference configuration timed after every measurement, failed ones too",
+          "[runtime][benchmarker][sentinel]") {
+  fake::Installed installed;
+  auto spec = suite_spec();
+  auto o = fast_options(false);
+  o.device_ordinals = {0};
+  o.sentinel_repeats = 5;
+  o.sentinel_warmup_repeats = 20;
+  o.references["fake_suite"] = candidate("ok_kernel", 0, spec).config;
+  CudaBenchmarker bench(o);
+  const std::vector<Candidate> cs = {candidate("ok_kernel", 1, spec), candidate("crash_kernel", 2, spec),
+                                     candidate("ok_kernel", 3, spec), candidate("missing_kernel", 4, spec)};
+  const auto m = bench.measure(cs);
+  REQUIRE(m.size() == cs.size());
+  CHECK(m[0].status == Status::ok);
+  CHECK(m[1].status == Status::runtime_failed);
+  CHECK(m[3].status == Status::compile_failed);
+  // The device's first sentinel is the warm-up's length, every later one the repeats asked for.
+  CHECK(m[0].sentinel_ms.size() == 20);
+  for (std::size_t i = 1; i < m.size(); ++i) {
+    INFO("candidate " << i << " " << cs[i].config.to_string() << "\n" << m[i].log);
+    CHECK(m[i].sentinel_ms.size() == 5);
+    for (double s : m[i].sentinel_ms) CHECK(s == Approx(0.25));
+  }
+  // Off by default: no sentinel, no cost.
+  auto plain = fast_options(false);
+  plain.device_ordinals = {0};
+  CudaBenchmarker quiet(plain);
+  CHECK(quiet.measure(std::vector<Candidate>{candidate("ok_kernel", 5, spec)})[0].sentinel_ms.empty());
+}

@@ -4,6 +4,9 @@
 // whose kernels fail as their names say (crash, abort, hang, toolarge, wrong). The runtime
 // opens the driver with dlopen and takes every entry point through cuGetProcAddress, so that
 // is all this library needs to export.
+// GPUFORECAST_FAKE_CUDA_SLOW_AFTER=N: after N kernel launches in a process, every kernel (the
+// sentinel too) times 1.5x slower: a device that slowed down, for the anomaly tests.
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -11,6 +14,16 @@
 
 namespace {
 namespace fake = gpuforecast::test::fake;
+
+gpuforecast::driver::Result elapsed_maybe_slower(float* ms, gpuforecast::driver::Event a, gpuforecast::driver::Event b) {
+  static const long slow_after = [] {
+    const char* v = std::getenv("GPUFORECAST_FAKE_CUDA_SLOW_AFTER");
+    return v ? std::atol(v) : -1;
+  }();
+  const auto r = fake::impl::elapsed(ms, a, b);
+  if (slow_after >= 0 && fake::state().launches > slow_after) *ms *= 1.5f;
+  return r;
+}
 
 void* entry_point(std::string_view name) {
   const auto& a = fake::api();
@@ -49,7 +62,7 @@ void* entry_point(std::string_view name) {
       {"cuEventDestroy", reinterpret_cast<void*>(a.event_destroy)},
       {"cuEventRecord", reinterpret_cast<void*>(a.event_record)},
       {"cuEventSynchronize", reinterpret_cast<void*>(a.event_synchronize)},
-      {"cuEventElapsedTime", reinterpret_cast<void*>(a.event_elapsed_time)},
+      {"cuEventElapsedTime", reinterpret_cast<void*>(&elapsed_maybe_slower)},
       {"cuGetErrorName", reinterpret_cast<void*>(a.get_error_name)},
       {"cuGetErrorString", reinterpret_cast<void*>(a.get_error_string)},
   };

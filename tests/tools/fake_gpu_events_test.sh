@@ -2,8 +2,9 @@
 # `gpuforecast measure --events` and a live `search --kernel --events` on the fake driver
 # (tests/runtime/fake_libcuda.cpp as libcuda.so.1): every fault of the fault suite (a crash, a
 # hang with its timeout, a compile error with the compiler's line) becomes a fault line of a
-# schema-valid event log, and a measure stopped by SIGTERM ends its log with the reason and keeps
-# what was measured.
+# schema-valid event log; a device that slows down mid-run (GPUFORECAST_FAKE_CUDA_SLOW_AFTER) is
+# told by the live sentinel; the GPU's own throttling (a fake NVML) is an anomaly; and a measure stopped by SIGTERM ends its log with the reason and
+# keeps what was measured.
 # usage: fake_gpu_events_test.sh GPUFORECAST_CLI FAKE_DRIVER_DIR WORK_DIR SOURCE_DIR
 set -euo pipefail
 cli=$1 fake=$2 work=$3 source=$4
@@ -32,6 +33,28 @@ tail -n 1 measure.jsonl | grep -q '"event":"end".*"stopped":false' || fail "meas
   >search.out 2>&1 || fail "live search failed: $(cat search.out)"
 python3 "$check" search.jsonl >>check.out || fail "search.jsonl does not follow docs/events.md"
 [ "$(count '"event":"fault"' search.jsonl)" = 6 ] || fail "expected 6 fault lines from the live search: $(cat search.jsonl)"
+# The fake NVML beside the fake driver throttles the GPU from its 6th reading on (the begin's and
+# five measurements'): the library's watch reports it once, at measurement 5, with the heat.
+grep -q '"event":"anomaly","index":5,"kind":"gpu_throttle".*sw_thermal' search.jsonl ||
+  fail "no gpu_throttle anomaly at measurement 5 from NVML: $(grep -v measured search.jsonl)"
+grep -q '"event":"anomaly","index":5,"kind":"gpu_hot"' search.jsonl || fail "no gpu_hot anomaly from NVML"
+[ "$(count '"kind":"gpu_throttle"' search.jsonl)" = 1 ] || fail "a throttle that lasts is reported once"
+
+# The live sentinel: the reference configuration timed after each measurement. A steady device
+# raises no device anomaly; one whose kernels all run 1.5x slower after 600 launches (about the
+# 23rd of 32 measurements) is flagged from there on, and never before.
+steady=$source/tests/runtime/fault_suite/steady_suite.json
+"$cli" measure --kernel "$steady" --all --device-ordinal 0 --sentinel-repeats 3 --events steady.jsonl >steady.out 2>&1 ||
+  fail "measure with a sentinel failed: $(cat steady.out)"
+python3 "$check" steady.jsonl >>check.out || fail "steady.jsonl does not follow docs/events.md"
+[ "$(count '"event":"anomaly"' steady.jsonl)" = 0 ] || fail "a steady device was flagged: $(grep anomaly steady.jsonl)"
+GPUFORECAST_FAKE_CUDA_SLOW_AFTER=600 "$cli" measure --kernel "$steady" --all --device-ordinal 0 --sentinel-repeats 3 \
+  --events slowed.jsonl >slowed.out 2>&1 || fail "measure on a slowing device failed: $(cat slowed.out)"
+python3 "$check" slowed.jsonl >>check.out || fail "slowed.jsonl does not follow docs/events.md"
+first=$(grep -m1 '"event":"anomaly".*"kind":"slow_device"' slowed.jsonl | sed 's/.*"index":\([0-9]*\).*/\1/')
+[ -n "$first" ] || fail "the slowed device was not flagged: $(grep -v measured slowed.jsonl)"
+[ "$first" -ge 10 ] && [ "$first" -le 30 ] || fail "the first slow_device flag is at measurement $first, not near the slowdown"
+[ "$(count '"kind":"slow_device"' slowed.jsonl)" -ge $((32 - first)) ] || fail "not every measurement after the slowdown was flagged"
 
 # Stopped by SIGTERM while both devices hang: the hung batch lands (timed out), nothing after it
 # is measured, and the log ends with the signal as its reason.

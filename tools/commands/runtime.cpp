@@ -120,6 +120,7 @@ struct MeasureArgs {
   bool in_process = false;
   std::size_t top = 0;
   std::string events;
+  std::size_t sentinel_repeats = 0;
 };
 
 // The benchmarker shared with the command, which asks it for its devices.
@@ -161,6 +162,7 @@ void measure(const MeasureArgs& a) {
   o.timeout_s = a.timeout_s;
   o.isolate = !a.in_process;
   o.seed = a.seed;
+  o.sentinel_repeats = a.sentinel_repeats;
   o.stopping_params = {{"width", a.width}, {"max_seconds", a.max_seconds}};
   auto bench = std::make_shared<CudaBenchmarker>(o);
   auto spec = std::make_shared<const KernelSpec>(t1.kernel);
@@ -278,6 +280,9 @@ const gpuforecast::cli::RegisterCommand reg_measure{"measure", [](CLI::App& app)
   cmd->add_option("--width", args->width, "stop when the 95% CI of the median is within +-width");
   cmd->add_flag("--in-process", args->in_process, "no worker processes (a hang cannot be recovered)");
   cmd->add_option("--top", args->top, "print only the N fastest successful configurations");
+  cmd->add_option("--sentinel-repeats", args->sentinel_repeats,
+                  "time the kernel's reference configuration this many times after each measurement on the same GPU: "
+                  "the event log's anomaly lines then tell a slower device from a slower configuration");
   cmd->add_option("--events", args->events,
                   "write each measurement, fault and anomaly as it lands to this JSON Lines file (docs/events.md)");
   cmd->callback([args] { measure(*args); });

@@ -124,8 +124,9 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
                     "are watched (NVML counts in PCI order)")
       ->capture_default_str();
   search.add_option("--sentinel-repeats", args.sentinel_repeats,
-                    "replay: each measurement carries this many repeats of a sentinel (the data's steadiest "
-                    "configuration), by which the anomaly monitor tells a slow device (docs/monitoring.md); 0: none")
+                    "each measurement carries this many repeats of a sentinel, by which the anomaly monitor tells a "
+                    "slow device (docs/monitoring.md): live, the kernel's reference configuration timed on the same GPU "
+                    "right after it; replayed, the data's steadiest configuration; 0: none")
       ->capture_default_str();
   search.add_option("--workers", args.workers,
                     "replay: measure on this many simulated workers at once (a virtual clock holds each measurement "
@@ -172,9 +173,6 @@ void check_search_args(SearchArgs& a) {
     throw invalid_argument_error(fmt::format("--time-scale must be a finite number >= 0, not {}", a.time_scale));
   if (a.workers == 0) throw invalid_argument_error("--workers must be at least 1");
   (void)parse_replay_sampling(a.sampling);  // a misspelt name fails before any file is read
-  if (a.sentinel_repeats > 0 && a.replay.empty())
-    throw invalid_argument_error(
-        "--sentinel-repeats replays a sentinel: it needs --replay (the CUDA benchmarker times none yet)");
   if (!a.rehearsal_out.empty() && a.strategies.size() != 1)
     throw invalid_argument_error("--rehearsal-out records one strategy's rehearsal: give one --strategy");
   if (a.time_scale > 0 && a.replay.empty())

@@ -12,6 +12,9 @@
 
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/run/plan.hpp"
+#if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
+#include "gpuforecast/runtime/cuda_benchmarker.hpp"
+#endif
 #include "run_monitor.hpp"
 
 namespace gpuforecast::cli {
@@ -67,6 +70,11 @@ void list_strategy_options();
 [[nodiscard]] Plan single_run_plan(const SearchArgs& args);
 // The replayed space, with --features joined to it.
 [[nodiscard]] std::shared_ptr<const SpaceData> load_replay_data(const SearchArgs& args);
+
+#if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
+// How a live search and a farm's GPU rank measure: the seed, --timeout, --sentinel-repeats.
+[[nodiscard]] CudaBenchmarkerOptions gpu_options(const SearchArgs& args);
+#endif
 
 // The three ways of searching (search_replay.cpp, search_live.cpp, search_farm.cpp).
 void run_replay(const SearchArgs& args);

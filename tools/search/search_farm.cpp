@@ -62,11 +62,9 @@ FarmSearch farm_search_of(const SearchArgs& a) {
 // CUDA driver, no GPU, a build without the CUDA runtime) tells rank 0 why and takes no work.
 void serve_gpu_rank(const SearchArgs& a, Candidate prototype, const detail::farm::WorkerFaults& faults) {
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
-  CudaBenchmarkerOptions options;
-  options.seed = a.first_seed;
   std::optional<CudaBenchmarker> bench;
   try {
-    bench.emplace(options);
+    bench.emplace(gpu_options(a));
   } catch (const cuda_error& e) {
     return refuse_farm(e.what());
   }
@@ -84,7 +82,7 @@ void serve_gpu_rank(const SearchArgs& a, Candidate prototype, const detail::farm
 void serve_replay_rank(const SearchArgs& a, const FarmSearch& search, const detail::farm::WorkerFaults& faults) {
   FarmWorkerOptions w;
   w.device = search.device;
-  ReplayBenchmarker bench(search.data, ReplayOptions{0, ReplaySampling::median, a.time_scale});
+  ReplayBenchmarker bench(search.data, ReplayOptions{0, ReplaySampling::median, a.time_scale, a.sentinel_repeats});
   detail::farm::serve_farm([&bench](std::span<const Candidate> c) { return bench.measure(c); }, search.target.prototype,
                            w, faults);
 }

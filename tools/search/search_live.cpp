@@ -15,7 +15,6 @@
 #include "search/search_args.hpp"
 #include "static_features_option.hpp"
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
-#include "device_health_watch.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif
 
@@ -24,10 +23,8 @@ namespace gpuforecast::cli {
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
 namespace {
 
-CudaBenchmarker open_gpu(std::uint64_t seed, double timeout_s) {
-  CudaBenchmarkerOptions options;
-  options.seed = seed;
-  options.timeout_s = timeout_s;
+CudaBenchmarker open_gpu(const SearchArgs& a) {
+  const CudaBenchmarkerOptions options = gpu_options(a);
   std::optional<CudaBenchmarker> opened;
   try {
     opened.emplace(options);
@@ -42,26 +39,27 @@ CudaBenchmarker open_gpu(std::uint64_t seed, double timeout_s) {
 
 }  // namespace
 
+CudaBenchmarkerOptions gpu_options(const SearchArgs& a) {
+  CudaBenchmarkerOptions options;
+  options.seed = a.first_seed;
+  options.timeout_s = a.kernel_timeout_s;
+  options.sentinel_repeats = a.sentinel_repeats;
+  return options;
+}
+
 void run_live(const SearchArgs& a) {
   SearchTarget target = search_target(read_t1(a.kernel));
-  auto bench = std::make_shared<CudaBenchmarker>(open_gpu(a.first_seed, a.kernel_timeout_s));
+  auto bench = std::make_shared<CudaBenchmarker>(open_gpu(a));
   target.prototype.device = std::make_shared<const Device>(bench->devices().front());
   const std::string device = target.prototype.device->name;
   Plan plan = single_run_plan(a);
   auto& backend = plan.backend.emplace<CallerBackend>(caller_backend(target.space, target.prototype, bench));
   backend.describe = static_feature_describer(a.features, target.prototype);
+  backend.watch_gpu = a.nvml_index;
   RunMonitor monitor(a.monitor, fmt::format("{} on {}", target.prototype.kernel, device), calibration_of_model(a.model));
   plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
     ctx.add_observer(StopOnInterrupt{});
     monitor.watch(ctx, fmt::format("{} on {}", plan.strategy, device));
-    // What the GPU itself says (throttling, temperature, ECC, Xid) reaches every observer as an
-    // anomaly: the event log and the monitor among them.
-    std::string why;
-    if (auto nvml = NvmlDevice::open(a.nvml_index, &why))
-      ctx.add_observer(DeviceHealthWatch(std::move(*nvml), {[&ctx](const SearchAnomaly& x) { ctx.report_anomaly(x); }}));
-    else
-      fmt::print(stderr, "gpuforecast: the GPU's clocks, throttling, temperature, ECC and Xid errors are not watched: {}\n",
-                 why);
   };
   MeasuredRun report{plan.strategy, device, run(plan).runs.front().trace};
   monitor.finish();

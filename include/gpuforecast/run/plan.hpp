@@ -72,6 +72,11 @@ struct CallerBackend {
   // as a normal end would (the observers see the end; a budget enforced by the caller, Kernel
   // Tuner's StopCriterionReached); it is thrown on from run() either way.
   std::function<bool(const std::exception_ptr&)> ends_search;
+  // NVML's index of the GPU these measurements run on (NVML counts in PCI order): its clocks,
+  // throttle reasons, temperature, ECC and Xid errors, read after each measurement, become
+  // anomaly events for every observer (docs/monitoring.md). Where NVML or the GPU is not there,
+  // one warning (core/warning.hpp) says so and the search goes on unwatched.
+  std::optional<unsigned> watch_gpu;
 };
 
 // A caller's back end measuring with `benchmarker` (kept alive by the back end).

@@ -35,6 +35,12 @@ struct CudaBenchmarkerOptions {
   // Reference configuration per kernel (Candidate::kernel or KernelSpec::benchmark_name). A
   // kernel without one uses the first of its candidates that compiles.
   std::map<std::string, Config> references;
+  // > 0: right after each measurement its device times the kernel's reference configuration
+  // this many times, the device's first time sentinel_warmup_repeats (Measurement::sentinel_ms).
+  // The same work every time: a slower sentinel is a slower device, not a slower configuration
+  // (search/anomaly_monitor.hpp tests it). Costs the reference's run time times the repeats.
+  std::size_t sentinel_repeats = 0;
+  std::size_t sentinel_warmup_repeats = 200;
   std::uint64_t seed = 0;             // random argument data
   std::vector<int> device_ordinals;   // empty: every device the driver sees
   std::size_t compile_threads = 0;    // 0: one per core

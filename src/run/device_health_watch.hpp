@@ -1,6 +1,6 @@
 #pragma once
-// A live search's observer of the GPU's own signals: NVML is sampled when the search begins and
-// after each measurement, and what changed (runtime/device_health.hpp: a throttle reason newly
+// A search's observer of the GPU's own signals (CallerBackend::watch_gpu): NVML is sampled when
+// the search begins and after each measurement, and what changed (runtime/device_health.hpp: a throttle reason newly
 // active, the temperature limit reached, new uncorrected ECC errors, an Xid) is handed to its
 // sinks as a SearchAnomaly (the event log's on_anomaly, the monitor's), never dropped.
 #include <functional>
@@ -11,7 +11,7 @@
 #include "gpuforecast/search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 
-namespace gpuforecast::cli {
+namespace gpuforecast::detail {
 
 class DeviceHealthWatch {
  public:
@@ -29,4 +29,4 @@ class DeviceHealthWatch {
   GpuSample m_last;
 };
 
-}  // namespace gpuforecast::cli
+}  // namespace gpuforecast::detail

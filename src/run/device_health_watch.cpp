@@ -1,6 +1,6 @@
-#include "device_health_watch.hpp"
+#include "run/device_health_watch.hpp"
 
-namespace gpuforecast::cli {
+namespace gpuforecast::detail {
 
 DeviceHealthWatch::DeviceHealthWatch(NvmlDevice device, std::vector<Sink> sinks, DeviceHealthOptions options)
     : m_device(std::move(device)), m_sinks(std::move(sinks)), m_options(options) {}
@@ -19,4 +19,4 @@ void DeviceHealthWatch::on_begin(const SearchBegin&) { report(0, Config{}, m_dev
 
 void DeviceHealthWatch::on_measured(const SearchMeasured& e) { report(e.index, e.config, m_device.sample()); }
 
-}  // namespace gpuforecast::cli
+}  // namespace gpuforecast::detail
