@@ -52,6 +52,7 @@ struct FarmCoordinator::Impl {
   std::vector<Worker> workers;  // index = rank - 1
   bool stopped = false;
   ResultHook hook;
+  LostHook lost_hook;
   std::uint64_t next_id = 0;
 
   // Where MPI allows it (MPI_THREAD_SERIALIZED or better), a thread of rank 0 does all of the
@@ -91,12 +92,15 @@ struct FarmCoordinator::Impl {
     });
   }
 
-  void lose(Worker& w, std::string reason) {
+  void lose(Worker& w, std::string reason, const Job* held = nullptr, std::string went = {}) {
     w.report.lost = true;
     w.report.reason = std::move(reason);
     w.ready = false;
     detail::farm::note_rank_lost();
-    fmt::print(stderr, "farm: rank {} lost: {}\n", w.report.rank, w.report.reason);
+    fmt::print(stderr, "farm: rank {} lost: {}{}\n", w.report.rank, w.report.reason,
+               held ? fmt::format(" (its candidate {})", went == "failed" ? "failed" : "went to another rank") : "");
+    if (lost_hook)
+      lost_hook(FarmRankLost{w.report, held ? std::optional<Config>(held->candidate.config) : std::nullopt, std::move(went)});
   }
 
   void handle_hello(Worker& w, const std::string& body) {
@@ -223,10 +227,12 @@ struct FarmCoordinator::Impl {
       if (!w.job || now - w.last_heard < timeout) continue;
       const auto id = *w.job;
       w.job.reset();
-      lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s));
       Job& job = jobs.at(id);
+      const bool gives_up = job.attempts >= options.max_attempts;
+      lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s), &job,
+           gives_up ? "failed" : "requeued");
       job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
-      if (job.attempts >= options.max_attempts)
+      if (gives_up)
         fail(id, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));
       else
         queue.push_front(id);
@@ -337,6 +343,11 @@ std::string FarmCoordinator::device() const { return m_impl->device; }
 void FarmCoordinator::on_result(ResultHook hook) {
   std::lock_guard lock(m_impl->mutex);
   m_impl->hook = std::move(hook);
+}
+
+void FarmCoordinator::on_rank_lost(LostHook hook) {
+  std::lock_guard lock(m_impl->mutex);
+  m_impl->lost_hook = std::move(hook);
 }
 
 std::vector<FarmRankReport> FarmCoordinator::ranks() const {

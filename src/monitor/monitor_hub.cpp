@@ -147,6 +147,11 @@ struct MonitorHub::Impl {
           .Name("gpuforecast_anomalies_total")
           .Help("Anomalies flagged on measurements (docs/monitoring.md), by kind")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& ranks_lost =
+      prometheus::BuildCounter()
+          .Name("gpuforecast_ranks_lost_total")
+          .Help("Farm ranks given up on while the search ran (their candidates went to other ranks)")
+          .Register(*registry);
   prometheus::Family<prometheus::Gauge>& best =
       prometheus::BuildGauge()
           .Name("gpuforecast_best_time_seconds")
@@ -391,6 +396,17 @@ void RunObserver::on_round(const SearchRound& e) {
 void RunObserver::on_anomaly(const SearchAnomaly& a) {
   std::lock_guard lock(m_hub->mutex);
   m_hub->count_anomaly(m_hub->run(m_run), a);
+}
+
+// Counted, and listed on the dashboard beside the anomalies.
+void RunObserver::on_worker_lost(const SearchWorkerLost& e) {
+  std::lock_guard lock(m_hub->mutex);
+  RunState& r = m_hub->run(m_run);
+  m_hub->ranks_lost.Add({{"run", r.label}}).Increment();
+  const std::string fate = e.went == "requeued" ? ", its candidate went to another rank"
+                           : e.went == "failed" ? ", its candidate failed on every rank tried"
+                                                : "";
+  r.flagged.push_back({e.index, r.seconds(), "rank_lost", fmt::format("rank {} lost: {}{}", e.worker, e.reason, fate), 1.0});
 }
 
 void RunObserver::on_end(const SearchEnd&) {

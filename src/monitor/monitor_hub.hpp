@@ -60,6 +60,7 @@ class RunObserver {
   void on_end(const SearchEnd& e);
   // An anomaly raised outside the run's own monitor (the device's health through NVML).
   void on_anomaly(const SearchAnomaly& a);
+  void on_worker_lost(const SearchWorkerLost& e);
 
  private:
   friend class MonitorHub;

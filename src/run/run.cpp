@@ -170,6 +170,7 @@ struct SeedSearch {
   std::function<void(SearchContext&)> add_observers;
   std::function<bool(const std::exception_ptr&)> ends_search;
   std::function<void(std::function<void(const Candidate&, const Measurement&)>)> on_result;
+  std::function<void(std::function<void(const SearchWorkerLost&)>)> on_worker_lost;
 
   SeedSearch(const Plan& p, std::size_t i, const TuningSpace& s, const Candidate& proto)
       : plan(p), index(i), space(s), prototype(proto) {
@@ -205,6 +206,15 @@ struct SeedSearch {
         if (hooked) on_result({});
       }
     } unhook{on_result, on_result && writer.has_value()};
+    // A worker lost on the back end's thread reaches the observers through the context, on this
+    // thread (SearchContext::report_worker_lost).
+    struct UnhookLost {
+      const std::function<void(std::function<void(const SearchWorkerLost&)>)>& on_worker_lost;
+      ~UnhookLost() {
+        if (on_worker_lost) on_worker_lost({});
+      }
+    } unhook_lost{on_worker_lost};
+    if (on_worker_lost) on_worker_lost([&ctx](const SearchWorkerLost& l) { ctx.report_worker_lost(l); });
     if (plan.outputs.trace_path) ctx.add_observer(T4TraceWriter(plan.outputs.trace_path(index)));
     if (plan.outputs.events_path) {
       EventLogOptions o{.run = fmt::format("{} seed {}", plan.strategy, seed()), .stop_reason = plan.outputs.stop_reason};
@@ -352,6 +362,7 @@ Result run_on_caller(const Plan& plan, const CallerBackend& backend) {
     one.options.describe = backend.describe;
     one.ends_search = backend.ends_search;
     one.on_result = backend.on_result;
+    one.on_worker_lost = backend.on_worker_lost;
     if (backend.watch_gpu) one.add_observers = [&backend](SearchContext& ctx) { watch_gpu(ctx, *backend.watch_gpu); };
     const auto search = [&](auto benchmarker) {
       if (one.earlier)

@@ -136,6 +136,19 @@ void EventLog::on_anomaly(const SearchAnomaly& a) {
   write_line(m_state->file, m_path, anomaly_line(m_state->seq, m_state->start, m_options.run, a));
 }
 
+void EventLog::on_worker_lost(const SearchWorkerLost& e) {
+  if (!m_state || !m_state->file) return;
+  auto& s = *m_state;
+  auto line = header(s.seq, s.start, m_options.run, "rank_lost");
+  line["index"] = e.index;
+  line["rank"] = e.worker;
+  line["device"] = e.device;
+  line["reason"] = e.reason;
+  line["held"] = e.held ? config_json(*e.held) : nlohmann::ordered_json(nullptr);
+  line["went"] = e.went.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.went);
+  write_line(s.file, m_path, line);
+}
+
 void EventLog::on_forecasted(const SearchForecasted& e) {
   if (!m_state) return;
   auto& s = *m_state;

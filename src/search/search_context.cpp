@@ -33,6 +33,7 @@ void SearchContext::begin_once() {
 void SearchContext::finish() {
   if (m_ended) return;
   begin_once();
+  deliver_lost_workers();
   m_ended = true;
   const SearchEnd e{m_trace, m_stop};
   for (auto& o : m_observers) o.end(e);
@@ -50,6 +51,23 @@ void SearchContext::report_forecasts(const SearchForecasted& e) {
 void SearchContext::report_anomaly(const SearchAnomaly& a) {
   begin_once();
   for (auto& o : m_observers) o.anomaly(a);
+}
+
+void SearchContext::report_worker_lost(SearchWorkerLost lost) {
+  std::lock_guard lock(m_lost_mutex);
+  m_lost.push_back(std::move(lost));
+}
+
+void SearchContext::deliver_lost_workers() {
+  std::vector<SearchWorkerLost> lost;
+  {
+    std::lock_guard lock(m_lost_mutex);
+    lost.swap(m_lost);
+  }
+  for (auto& l : lost) {
+    l.index = m_trace.size();
+    for (auto& o : m_observers) o.worker_lost(l);
+  }
 }
 
 Candidate SearchContext::candidate(const Config& config) const {
@@ -146,6 +164,7 @@ std::vector<SearchContext::Finished> SearchContext::wait_any() {
   auto landed = m_benchmarker->wait_any();
   if (landed.empty())
     throw error(fmt::format("benchmarker returned nothing from wait_any() with {} candidates in flight", m_in_flight.size()));
+  deliver_lost_workers();  // before the results: a lost worker's candidate may be among them
   const double elapsed = elapsed_s();
   std::vector<Finished> out;
   std::vector<Config> configs;
@@ -230,6 +249,7 @@ void SearchContext::measure_batch(std::span<const Config> configs, std::span<con
   auto measured = m_benchmarker->measure(batch);
   if (measured.size() != batch.size())
     throw error(fmt::format("benchmarker returned {} measurements for {} candidates", measured.size(), batch.size()));
+  deliver_lost_workers();
   const double elapsed = elapsed_s();
   for (std::size_t j = 0; j < positions.size(); ++j)
     record(configs[positions[j]], std::move(batch[j]), std::move(measured[j]), elapsed, out[positions[j]]);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,15 +99,34 @@ TEST_CASE("a rank that stops answering is dropped and the search ends on the oth
   const std::string log = (tmp.path() / "log.txt").string();
   const std::string full = (tmp.path() / "full.t4.json").string(), hung = (tmp.path() / "hung.t4.json").string();
   const std::string cache = (tmp.path() / "hung.json").string();
+  const std::string events = (tmp.path() / "hung.jsonl").string();
   REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
   // Rank 2 takes its fourth candidate and goes silent; after two seconds without a heartbeat
   // rank 0 gives the candidate to another rank. The hung rank never ends, so neither can MPI
   // finalise: the job ends with mpirun's non-zero status after the results are out.
-  const int rc = run_farm(4, search_args({"--trace", hung, "--cache", cache, "--farm-fault", "2:hang:3"}), log);
+  const int rc =
+      run_farm(4, search_args({"--trace", hung, "--cache", cache, "--events", events, "--farm-fault", "2:hang:3"}), log);
   const std::string out = text_of(log);
   INFO(out);
   CHECK(rc != 0);
   CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 2 s while measuring"));
+  // The event log says so too: which rank, why, the candidate it held and that it went to another
+  // rank, which measured it (a measured line of that configuration after the rank_lost line).
+  std::vector<nlohmann::json> lines;
+  {
+    std::ifstream in(events);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  }
+  const auto lost = std::find_if(lines.begin(), lines.end(), [](const auto& j) { return j["event"] == "rank_lost"; });
+  REQUIRE(lost != lines.end());
+  INFO(lost->dump());
+  CHECK((*lost)["rank"] == 2);
+  CHECK((*lost)["reason"] == "no heartbeat for 2 s while measuring");
+  CHECK((*lost)["went"] == "requeued");
+  REQUIRE((*lost)["held"].is_object());
+  CHECK(std::any_of(lost, lines.end(), [&](const auto& j) { return j["event"] == "measured" && j["config"] == (*lost)["held"]; }));
+  CHECK(lines.back()["event"] == "end");
+  CHECK(std::system(("python3 " GPUFORECAST_CHECK_EVENTS " " + events).c_str()) == 0);
   CHECK_THAT(out, Catch::Contains("30 measurements (0 failed)") || Catch::Contains("30 measurements (1 failed)"));
   same_measurements(read_t4(full), read_t4(hung));
   CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);

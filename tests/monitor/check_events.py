@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks an event log against docs/events.md, schema version 2: every line a JSON object with
 the common fields, seq 0, 1, 2, ..., begin first, and each kind with its fields and their types;
-a fault line right after the failed measured line it is about. A search stopped by a signal ends
-with an end line too, giving the reason; one killed may not (--allow-no-end).
+a fault line right after the failed measured line it is about; a rank_lost line says where the
+candidate it held went. A search stopped by a signal ends with an end line too, giving the
+reason; one killed may not (--allow-no-end).
 Prints the counts per kind; exits 1 naming the line and the field on the first violation."""
 import json
 import sys
@@ -25,6 +26,8 @@ KINDS = {
                 "p_value": NULLABLE_NUMBER, "detail": str},
     "fault": {"index": int, "kind": str, "config": dict, "detail": str},
     "resumed": {"from": str, "configurations": int},
+    "rank_lost": {"index": int, "rank": int, "device": str, "reason": str, "held": (dict, type(None)),
+                  "went": (str, type(None))},
     "round": {"round": int, "measured": int, "best_ms": NULLABLE_NUMBER},
     "end": {"measurements": int, "best_ms": NULLABLE_NUMBER, "stopped": bool},
 }
@@ -92,6 +95,10 @@ def main():
             if kind == "fault":
                 if last != "measured" or obj["index"] != last_measured["index"] or obj["kind"] != expected:
                     fail(path, n, f"fault '{obj['kind']}' does not follow the failed measurement it names")
+            if kind == "rank_lost" and (obj["went"] not in (None, "requeued", "failed") or
+                                        (obj["held"] is None) != (obj["went"] is None)):
+                fail(path, n, f"rank_lost: 'went' = {obj['went']!r} must be requeued or failed for a held candidate, "
+                              f"null for none")
             if kind == "end" and obj["stopped"] and not isinstance(obj.get("reason"), str):
                 fail(path, n, "a stopped search's end line gives no reason")
             if kind == "measured":

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
@@ -163,4 +164,29 @@ TEST_CASE("an anomaly reported to the context reaches every observer that takes 
   ctx.finish();
   CHECK(seen == std::vector<std::string>{"log gpu_throttle at 2", "monitor gpu_throttle at 2"});
   CHECK(recorder.events.back() == "end 3");
+}
+
+TEST_CASE("a worker lost on another thread reaches the observers on the search's, before the next results",
+          "[search][observer]") {
+  struct Takes {
+    std::vector<std::string>* seen;
+    void on_measured(const SearchMeasured& e) { seen->push_back("measured " + std::to_string(e.index)); }
+    void on_worker_lost(const SearchWorkerLost& l) {
+      seen->push_back("lost rank " + std::to_string(l.worker) + " at " + std::to_string(l.index) + " " + l.went);
+    }
+  };
+  test::CountingBenchmarker bench;
+  SearchContext ctx(test::synthetic_space(), Candidate{}, bench, Budget{3, 0});
+  std::vector<std::string> seen;
+  ctx.add_observer(Takes{&seen});
+  const auto& space = ctx.space();
+  (void)ctx.evaluate(space.make_config({8, 2, 1}));
+  // Reported from the back end's thread while the search waits: nothing is delivered there.
+  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 2, "H200", "no heartbeat", space.make_config({4, 2, 1}), "requeued"}); })
+      .join();
+  CHECK(seen == std::vector<std::string>{"measured 1"});
+  (void)ctx.evaluate(space.make_config({4, 2, 1}));
+  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 3, "H200", "no hello", std::nullopt, ""}); }).join();
+  ctx.finish();  // what is left is delivered before the end
+  CHECK(seen == std::vector<std::string>{"measured 1", "lost rank 2 at 1 requeued", "measured 2", "lost rank 3 at 2 "});
 }

@@ -108,6 +108,12 @@ void coordinate(const SearchArgs& a, FarmSearch& search) {
   // The cache takes each result as it reaches rank 0, not when its batch is complete: an
   // aborted job (a rank killed) then loses none that came back.
   backend.on_result = [coordinator](FarmCoordinator::ResultHook hook) { coordinator->on_result(std::move(hook)); };
+  backend.on_worker_lost = [coordinator](std::function<void(const SearchWorkerLost&)> report) {
+    if (!report) return coordinator->on_rank_lost({});
+    coordinator->on_rank_lost([report = std::move(report)](const FarmRankLost& l) {
+      report(SearchWorkerLost{0, l.rank.rank, l.rank.device, l.rank.reason, l.held, l.went});
+    });
+  };
   backend.describe = static_feature_describer(a.features, prototype);
   const auto start = std::chrono::steady_clock::now();
   RunMonitor monitor(a.monitor, fmt::format("{} on the farm", prototype.kernel), calibration_of_model(a.model));

@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/async_benchmarker.hpp"
+#include "gpuforecast/core/config.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -36,6 +38,13 @@ struct FarmRankReport {
   std::size_t measured = 0;  // results it returned
   bool lost = false;
   std::string reason;  // why it was lost or refused
+};
+
+// A rank given up on while the farm ran: which, what it was measuring and where that went.
+struct FarmRankLost {
+  FarmRankReport rank;
+  std::optional<Config> held;  // the candidate it held, if any
+  std::string went;            // "requeued" (to another rank), "failed" (lost on max_attempts ranks), ""
 };
 
 class FarmCoordinator {
@@ -65,6 +74,10 @@ class FarmCoordinator {
   // with the caller's thread (the cache the search's observer also writes) needs a lock.
   using ResultHook = std::function<void(const Candidate&, const Measurement&)>;
   void on_result(ResultHook hook);
+  // Called with each rank given up on, as it is (on the coordinator's MPI thread where there is
+  // one, like on_result); the lost rank's line on stderr is printed either way.
+  using LostHook = std::function<void(const FarmRankLost&)>;
+  void on_rank_lost(LostHook hook);
 
   // The device the search runs on (given, or taken from the ranks).
   [[nodiscard]] std::string device() const;

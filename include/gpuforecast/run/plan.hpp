@@ -21,6 +21,7 @@
 #include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
+#include "gpuforecast/search/events.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -66,6 +67,10 @@ struct CallerBackend {
   // run's cache registers here and writes each result as it arrives, so that a job killed
   // mid-run loses none that came back; it is called with an empty function when the run ends.
   std::function<void(std::function<void(const Candidate&, const Measurement&)>)> on_result;
+  // Set when the back end can lose a worker (a farm's rank): a run registers here, and each loss
+  // reaches its observers as a SearchWorkerLost (the event log's rank_lost line); it is called
+  // with an empty function when the run ends.
+  std::function<void(std::function<void(const SearchWorkerLost&)>)> on_worker_lost;
   // Adds what is known of a configuration before it runs (static features) to each candidate.
   std::function<void(Candidate&)> describe;
   // When set and true for an exception thrown while measuring, that exception ends the search

@@ -3,9 +3,9 @@
 // Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
 // round's forecasts, each screening, each measurement (with the forecast made before it and its
 // realised error), each fault (a compile error, a crash, a hang), each anomaly an AnomalyMonitor
-// flags, each round and the end (with the reason when the search was stopped). Every line is written whole and flushed when its
-// event happens, so a killed search leaves every event up to the kill; readers skip a last line
-// cut short and say so.
+// flags, each farm rank lost, each round and the end (with the reason when the search was
+// stopped). Every line is written whole and flushed when its event happens, so a killed search
+// leaves every event up to the kill; readers skip a last line cut short and say so.
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -18,7 +18,7 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-// 2: "fault" and "resumed" lines; the end line's "reason".
+// 2: "fault", "resumed" and "rank_lost" lines; the end line's "reason".
 inline constexpr int event_log_version = 2;
 
 struct EventLogOptions {
@@ -53,6 +53,8 @@ class EventLog {
   // An anomaly raised outside the log's own monitor (the device's health, read through NVML):
   // written as an "anomaly" line like the monitor's.
   void on_anomaly(const SearchAnomaly& a);
+  // A farm's rank given up on: a "rank_lost" line (which, why, what it held, where that went).
+  void on_worker_lost(const SearchWorkerLost& e);
 
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 

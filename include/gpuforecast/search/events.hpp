@@ -7,6 +7,7 @@
 // the screening as a SearchScreened, both before the round it chose is measured. Events refer to
 // the context's own data: valid during the call only.
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +74,19 @@ struct SearchAnomaly {
   double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
   double p_value = 1;     // where the test has one (1 otherwise)
   std::string detail;     // one sentence
+};
+
+// A worker that measured for the search was lost (a farm's rank that stopped answering): which,
+// what it held and where that went. Raised on the benchmarker's thread and delivered on the
+// search's (SearchContext::report_worker_lost), with the next result or at the end.
+struct SearchWorkerLost {
+  std::size_t index = 0;       // measurements recorded when it was delivered
+  int worker = 0;              // the farm's rank
+  std::string device;          // what the worker said it measures on
+  std::string reason;          // "no heartbeat for 10 s while measuring"
+  std::optional<Config> held;  // the candidate it was measuring, if any
+  std::string went;            // held's fate: "requeued" (another worker measures it), "failed" (lost on
+                               // every attempt), "" when it held none
 };
 
 }  // namespace gpuforecast

@@ -4,7 +4,7 @@
 //     on_begin(const SearchBegin&)        on_measured(const SearchMeasured&)
 //     on_round(const SearchRound&)        on_end(const SearchEnd&)
 //     on_screened(const SearchScreened&) on_forecasted(const SearchForecasted&)
-//     on_anomaly(const SearchAnomaly&)
+//     on_anomaly(const SearchAnomaly&)   on_worker_lost(const SearchWorkerLost&)
 // on_measured and on_round may return bool: `true` asks the search to stop (the context then
 // reports exhausted(), and the strategy ends as it does at the end of its budget).
 // SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
@@ -35,8 +35,10 @@ concept ObservesForecasted = requires(O& o, const SearchForecasted& e) { o.on_fo
 template <class O>
 concept ObservesAnomaly = requires(O& o, const SearchAnomaly& e) { o.on_anomaly(e); };
 template <class O>
+concept ObservesWorkerLost = requires(O& o, const SearchWorkerLost& e) { o.on_worker_lost(e); };
+template <class O>
 concept SearchObserver = ObservesBegin<O> || ObservesMeasured<O> || ObservesRound<O> || ObservesEnd<O> ||
-                         ObservesScreened<O> || ObservesForecasted<O> || ObservesAnomaly<O>;
+                         ObservesScreened<O> || ObservesForecasted<O> || ObservesAnomaly<O> || ObservesWorkerLost<O>;
 
 namespace detail {
 
@@ -61,7 +63,7 @@ template <class O>
                 "a search observer must implement at least one of on_begin(const SearchBegin&), "
                 "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
                 "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&), "
-                "on_anomaly(const SearchAnomaly&)");
+                "on_anomaly(const SearchAnomaly&), on_worker_lost(const SearchWorkerLost&)");
   if constexpr (ObservesMeasured<O>)
     static_assert(stop_answer<decltype(std::declval<O&>().on_measured(std::declval<const SearchMeasured&>()))>,
                   "on_measured must return void, or bool (true: stop the search)");
@@ -83,6 +85,9 @@ template <class O>
   if constexpr (ObservesAnomaly<O>)
     static_assert(std::is_void_v<decltype(std::declval<O&>().on_anomaly(std::declval<const SearchAnomaly&>()))>,
                   "on_anomaly must return void");
+  if constexpr (ObservesWorkerLost<O>)
+    static_assert(std::is_void_v<decltype(std::declval<O&>().on_worker_lost(std::declval<const SearchWorkerLost&>()))>,
+                  "on_worker_lost must return void");
   return SearchObserver<O>;
 }
 
@@ -117,6 +122,7 @@ class AnyObserver {
   void screened(const SearchScreened& e) { m_self->screened(e); }
   void forecasted(const SearchForecasted& e) { m_self->forecasted(e); }
   void anomaly(const SearchAnomaly& e) { m_self->anomaly(e); }
+  void worker_lost(const SearchWorkerLost& e) { m_self->worker_lost(e); }
 
  private:
   struct Concept {
@@ -128,6 +134,7 @@ class AnyObserver {
     virtual void screened(const SearchScreened& e) = 0;
     virtual void forecasted(const SearchForecasted& e) = 0;
     virtual void anomaly(const SearchAnomaly& e) = 0;
+    virtual void worker_lost(const SearchWorkerLost& e) = 0;
   };
   template <class O>
   struct Model final : Concept {
@@ -156,6 +163,9 @@ class AnyObserver {
     }
     void anomaly(const SearchAnomaly& e) override {
       if constexpr (ObservesAnomaly<T>) U::get(value).on_anomaly(e);
+    }
+    void worker_lost(const SearchWorkerLost& e) override {
+      if constexpr (ObservesWorkerLost<T>) U::get(value).on_worker_lost(e);
     }
     O value;
   };

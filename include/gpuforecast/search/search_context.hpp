@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,7 +67,8 @@ class SearchContext {
     static_assert(SearchObserver<T>,
                   "SearchContext::add_observer: the type implements none of on_begin(const SearchBegin&), "
                   "on_measured(const SearchMeasured&), on_round(const SearchRound&), on_end(const SearchEnd&), "
-                  "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&), on_anomaly(const SearchAnomaly&)");
+                  "on_screened(const SearchScreened&), on_forecasted(const SearchForecasted&), on_anomaly(const SearchAnomaly&), "
+                  "on_worker_lost(const SearchWorkerLost&)");
     if constexpr (SearchObserver<T>) m_observers.emplace_back(std::move(observer));
   }
   // Tells the observers that the search has ended (once; later calls do nothing). The strategy
@@ -80,6 +82,9 @@ class SearchContext {
   // Odd behaviour found while searching (an observer watching the GPU, a monitor): every
   // observer with on_anomaly sees it, in the order they were added.
   void report_anomaly(const SearchAnomaly& anomaly);
+  // A worker of the benchmarker was lost. Safe from any thread (a farm's MPI thread): the
+  // observers see it on the search's thread, with the next results to land or at finish().
+  void report_worker_lost(SearchWorkerLost lost);
 
   [[nodiscard]] const TuningSpace& space() const noexcept { return m_space; }
   [[nodiscard]] const Budget& budget() const noexcept { return m_budget; }
@@ -211,6 +216,7 @@ class SearchContext {
   void measure_batch(std::span<const Config> configs, std::span<const std::size_t> positions,
                      std::vector<Measurement>& out);
   void begin_once();
+  void deliver_lost_workers();
   [[nodiscard]] double elapsed_s() const;
   void record(const Config& config, Candidate candidate, Measurement measured, double elapsed, Measurement& out);
 
@@ -227,6 +233,8 @@ class SearchContext {
   std::chrono::steady_clock::time_point m_start;
   std::vector<AnyObserver> m_observers;
   std::size_t m_rounds = 0;
+  std::mutex m_lost_mutex;
+  std::vector<SearchWorkerLost> m_lost;  // reported, not yet delivered
   bool m_begun = false;
   bool m_ended = false;
   bool m_stop = false;
