@@ -42,6 +42,9 @@ class Plan:
     problem_size: Sequence[int] = ()
     # Exceptions raised by `measure` that end a search as its normal end (still raised again).
     stops: tuple = ()
+    # The caller measures on a GPU: NVML's index of it. Its throttling, heat, ECC and Xid errors
+    # become anomaly events (docs/monitoring.md); without NVML, one warning and no watch.
+    watch_gpu: Optional[int] = None
     # The strategy's model (surrogate strategy): a model file, else a surrogate trained online.
     model: Optional[str | os.PathLike] = None
     surrogate: str = "default"
@@ -120,5 +123,5 @@ def run(plan: Plan) -> Result:
         cache=_text(plan.cache, "cache"), resume=bool(plan.resume), replay=replay, replay_space=plan.replay_space,
         sampling=plan.sampling, t1=_text(plan.t1, "t1"), workers=int(plan.workers), space=plan.space,
         kernel=plan.kernel, device=plan.device, problem_size=_problem_size(plan.problem_size) if plan.problem_size else [],
-        measure=plan.measure, stops=stops)
+        measure=plan.measure, stops=stops, watch_gpu=None if plan.watch_gpu is None else int(plan.watch_gpu))
     return Result(optimum_ms=out["optimum_ms"], runs=[SeedRun(**r) for r in out["runs"]])

@@ -2,6 +2,7 @@
 // Kernel Tuner strategy's path). The C++ search runs without the GIL and takes it back only to
 // measure.
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -129,7 +130,8 @@ void bind_search(nb::module_& m) {
          const std::string& events, const std::string& cache, bool resume, const std::string& replay,
          const std::string& replay_space, const std::string& sampling, const std::string& t1, std::size_t workers,
          const TuningSpace* space, const std::string& kernel, const std::string& device,
-         const std::vector<std::int64_t>& problem_size, nb::object measure, nb::object stops) {
+         const std::vector<std::int64_t>& problem_size, nb::object measure, nb::object stops,
+         std::optional<unsigned> watch_gpu) {
         // gpuforecast.run(Plan): the Plan of run/plan.hpp, filled from the Python one.
         Plan plan;
         plan.strategy = strategy;
@@ -154,6 +156,7 @@ void bind_search(nb::module_& m) {
           auto& caller = plan.backend.emplace<CallerBackend>();
           caller.space = *space;
           caller.prototype = prototype(kernel, device, problem_size);
+          caller.watch_gpu = watch_gpu;
           caller.measure = [bench = PythonBenchmarker{measure.ptr(), &pending}](std::span<const Candidate> c) mutable {
             return bench.measure(c);
           };
@@ -194,6 +197,7 @@ void bind_search(nb::module_& m) {
       nb::arg("events"), nb::arg("cache"), nb::arg("resume"), nb::arg("replay"), nb::arg("replay_space"),
       nb::arg("sampling"), nb::arg("t1"), nb::arg("workers"), nb::arg("space").none(), nb::arg("kernel"),
       nb::arg("device"), nb::arg("problem_size"), nb::arg("measure").none(), nb::arg("stops").none(),
+      nb::arg("watch_gpu").none(),
       "Runs a Plan (gpuforecast.run): replayed data when `replay` is given, else `measure` is called with "
       "batches of value tuples and returns (status, time_ms, cost_s) per configuration.");
 }

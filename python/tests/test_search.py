@@ -50,6 +50,25 @@ def test_a_plan_measured_by_the_caller_proposes_from_its_space(pnpoly, tmp_path)
     assert df["event"].iloc[-1] == "end"
 
 
+def test_a_plan_measured_on_a_gpu_watches_it_through_nvml_or_says_why_not(pnpoly, capfd):
+    import ctypes
+
+    data = gpuforecast.read_cache(pnpoly)
+    plan = gpuforecast.Plan(space=data.space(), measure=lambda batch: [("ok", 1.0, 0.0) for _ in batch],
+                            kernel=data.kernel, device=data.device, strategy="random", budget=5, seeds=1,
+                            watch_gpu=0)
+    (run,) = gpuforecast.run(plan).runs
+    assert len(run.trace) == 5
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        has_nvml = True
+    except OSError:
+        has_nvml = False
+    err = capfd.readouterr().err
+    if not has_nvml:  # the search goes on unwatched, and says so once
+        assert err.count("not watched: no NVML found") == 1, err
+
+
 class Enough(Exception):
     pass
 
