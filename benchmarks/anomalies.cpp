@@ -11,13 +11,13 @@
 // no sentinel, the forecast-based tests alone).
 // Reported per space and over all: recall of the slowed measurements (flagged slow_outlier or
 // slow_device; among all of them, and among those the model had forecast),
-// recall of the bimodal run (repeat_bimodal or repeat_trend), the step found (a step_drift alarm
+// recall of the bimodal run (repeat_rise), the step found (a step_drift alarm
 // at or after it) and its delay in measurements, and the false flags of the clean run (every
 // kind, over its measurements).
 //
 //   anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]
 //             [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]
-//             [--trend-change 0.25] [--bimodal-gap 0.15] [--sentinel-repeats 20] [--json]
+//             [--repeat-level 0.01] [--repeat-min-rise 0.05] [--sentinel-repeats 20] [--json]
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +63,7 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]\n"
       "                 [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]\n"
-      "                 [--trend-change 0.25] [--bimodal-gap 0.15] [--sentinel-repeats 20] [--json]\n");
+      "                 [--repeat-level 0.01] [--repeat-min-rise 0.05] [--sentinel-repeats 20] [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
@@ -73,8 +73,8 @@ Args parse(int argc, char** argv) {
       .number("--drift-h", a.monitor.drift.h)
       .number("--drift-k", a.monitor.drift.k)
       .number("--slow-device-level", a.monitor.slow_device_level)
-      .number("--trend-change", a.monitor.repeats.min_change)
-      .number("--bimodal-gap", a.monitor.repeats.min_gap)
+      .number("--repeat-level", a.monitor.repeat_level)
+      .number("--repeat-min-rise", a.monitor.repeat_min_rise)
       .number("--sentinel-repeats", a.sentinel_repeats)
       .flag("--json", [&] { a.json = true; });
   if (!args.parse(argc, argv)) std::exit(0);
@@ -217,7 +217,7 @@ Tally judge(const Run& faulty, const Injected& injected, const Run& clean) {
   std::size_t first_drift = 0;
   for (const auto& a : faulty.anomalies) {
     if (a.kind == "slow_outlier" || a.kind == "slow_device") outliers.insert(a.index);
-    if (a.kind == "repeat_bimodal" || a.kind == "repeat_trend") repeats.insert(a.index);
+    if (a.kind == "repeat_rise") repeats.insert(a.index);
     if (a.kind == "step_drift" && injected.step_from && a.index >= injected.step_from && !first_drift)
       first_drift = a.index;
   }

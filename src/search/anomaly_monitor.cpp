@@ -12,6 +12,7 @@ AnomalyMonitor::AnomalyMonitor(AnomalyMonitorOptions options, std::function<void
       m_on_anomaly(std::move(on_anomaly)),
       m_outliers(options.outlier_level),
       m_slow_device(options.slow_device_level),
+      m_repeats(options.repeat_level, options.repeat_min_rise),
       m_drift(options.drift),
       m_device_drift(options.drift) {}
 
@@ -57,6 +58,19 @@ void AnomalyMonitor::raise(SearchAnomaly a) {
   m_anomalies.push_back(std::move(a));
 }
 
+void AnomalyMonitor::judge_repeats(const SearchMeasured& e) {
+  const double rise = repeat_rise(e.measurement.samples_ms);
+  if (!std::isfinite(rise)) return;  // too few repeats to tell
+  const double p = m_repeats.p_value(rise);
+  const bool flagged = m_repeats.flags(rise, p);
+  m_repeats.learn(rise, flagged);
+  if (!flagged) return;
+  raise({e.index, "repeat_rise", e.config, rise, p,
+         fmt::format("the repeats rose {:.1f}% while the measurement ran (medians before and after), more than all "
+                     "but a share {:.3g} of the {} earlier measurements' rises",
+                     100 * (std::exp(rise) - 1), p, m_repeats.history())});
+}
+
 void AnomalyMonitor::on_measured(const SearchMeasured& e) {
   const Measurement& m = e.measurement;
   const bool sentinel = !m.sentinel_ms.empty();
@@ -64,8 +78,7 @@ void AnomalyMonitor::on_measured(const SearchMeasured& e) {
   // device shows there whatever became of the kernel.
   if (sentinel) judge_device(e);
   if (!m.ok() || !(m.median_ms > 0)) return;
-  if (const auto r = repeat_anomaly(m.samples_ms, m_options.repeats))
-    raise({e.index, "repeat_" + r->kind, e.config, r->statistic, r->p_value, r->detail});
+  judge_repeats(e);
   const auto it = m_forecast_ms.find(e.config.key());
   if (it == m_forecast_ms.end()) return;  // measured without a forecast: nothing to compare
   const double ratio = std::log(m.median_ms / it->second);

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gpuforecast/core/error.hpp"
-#include "stats/normal.hpp"
 
 namespace gpuforecast {
 
@@ -95,53 +95,46 @@ bool StepDrift::observe(double r) {
   return alarm;
 }
 
-std::optional<RepeatAnomaly> repeat_anomaly(std::span<const double> repeats, const RepeatAnomalyOptions& o) {
+double repeat_rise(std::span<const double> repeats) {
   for (std::size_t i = 0; i < repeats.size(); ++i)
     if (!(repeats[i] > 0) || !std::isfinite(repeats[i]))
       throw invalid_argument_error(fmt::format("repeat {} of {} is {} ms: need a positive finite time", i,
                                                repeats.size(), repeats[i]));
   const std::size_t n = repeats.size();
-  if (n < std::max<std::size_t>(o.min_repeats, 4)) return std::nullopt;
-
-  // Mann-Kendall: S = sum over pairs of sign(x_j - x_i), variance n(n-1)(2n+5)/18 without ties.
-  double s = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j) s += (repeats[j] > repeats[i]) - (repeats[j] < repeats[i]);
-  const double nn = static_cast<double>(n);
-  const double var = nn * (nn - 1) * (2 * nn + 5) / 18;
-  const double z = (s - (s > 0 ? 1 : s < 0 ? -1 : 0)) / std::sqrt(var);  // continuity correction
-  const double p = 2 * (1 - detail::normal_cdf(std::abs(z)));
-
+  if (n < 8) return std::numeric_limits<double>::quiet_NaN();
   std::vector<double> x(repeats.begin(), repeats.end());
   for (auto& v : x) v = std::log(v);
-  std::sort(x.begin(), x.end());
   const std::size_t quarter = (n + 3) / 4;
-  double best_gap = 0;
-  std::size_t split = 0;
+  double rise = -std::numeric_limits<double>::infinity();
   for (std::size_t k = quarter; k + quarter <= n; ++k) {
-    const double gap = x[k] - x[k - 1];
-    if (gap > best_gap) best_gap = gap, split = k;
+    const auto split = x.begin() + static_cast<std::ptrdiff_t>(k);
+    rise = std::max(rise, median_of(std::vector<double>(split, x.end())) - median_of(std::vector<double>(x.begin(), split)));
   }
-  if (split > 0 && best_gap > o.min_gap) {
-    const std::vector<double> lo(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(split));
-    const std::vector<double> hi(x.begin() + static_cast<std::ptrdiff_t>(split), x.end());
-    const double spread = std::max({robust_sd(lo, median_of(lo)), robust_sd(hi, median_of(hi)), 1e-4});
-    if (best_gap > o.gap_factor * spread)
-      return RepeatAnomaly{"bimodal", best_gap, 1.0,
-                           fmt::format("{} of {} repeats {:.1f}% slower than the other {} (gap {:.1f} x the spread "
-                                       "within each group)",
-                                       n - split, n, 100 * (std::exp(best_gap) - 1), split, best_gap / spread)};
+  return rise;
+}
+
+RepeatRiseTest::RepeatRiseTest(double level, double min_rise, std::size_t quarantine)
+    : m_level(level), m_min_rise(min_rise), m_quarantine(quarantine) {
+  if (!(level > 0 && level < 1)) throw invalid_argument_error(fmt::format("repeat-rise level must lie in (0, 1), got {}", level));
+  if (!(min_rise >= 0)) throw invalid_argument_error(fmt::format("repeat-rise min_rise must be >= 0, got {}", min_rise));
+}
+
+double RepeatRiseTest::p_value(double rise) const {
+  if (!std::isfinite(rise)) throw invalid_argument_error(fmt::format("a repeat rise of {}", rise));
+  const auto at = std::lower_bound(m_sorted.begin(), m_sorted.end(), rise);
+  return (1 + static_cast<double>(m_sorted.end() - at)) / (static_cast<double>(m_sorted.size()) + 1);
+}
+
+void RepeatRiseTest::learn(double rise, bool flagged) {
+  if (!std::isfinite(rise)) throw invalid_argument_error(fmt::format("a repeat rise of {}", rise));
+  const auto add = [this](double x) { m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), x), x); };
+  ++m_count;
+  while (!m_held.empty() && m_held.front().first <= m_count) {
+    add(m_held.front().second);
+    m_held.pop_front();
   }
-  const std::size_t third = n / 3;
-  const double first = median_of(std::vector<double>(repeats.begin(), repeats.begin() + static_cast<std::ptrdiff_t>(third)));
-  const double last = median_of(std::vector<double>(repeats.end() - static_cast<std::ptrdiff_t>(third), repeats.end()));
-  const double change = std::log(last / first);
-  if (p <= o.trend_level && std::abs(change) >= o.min_change)
-    return RepeatAnomaly{"trend", z, p,
-                         fmt::format("repeats {} as they ran: the last third {:+.1f}% from the first (Mann-Kendall "
-                                     "z = {:.2f}, p = {:.2g})",
-                                     z > 0 ? "slow down" : "speed up", 100 * (std::exp(change) - 1), z, p)};
-  return std::nullopt;
+  if (flagged) m_held.emplace_back(m_count + m_quarantine, rise);
+  else add(rise);
 }
 
 }  // namespace gpuforecast

@@ -52,38 +52,60 @@ TEST_CASE("the step-drift CUSUM stays quiet on a stationary series and finds a s
   CHECK_THROWS_WITH(StepDrift(bad), Contains("reference window"));
 }
 
-TEST_CASE("repeat_anomaly: flat repeats pass, a split and a drift are named, bad repeats are refused") {
+TEST_CASE("repeat_rise: flat repeats barely rise, a split and a climb do, warm-up counts against, bad repeats are refused") {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0, 0.005);
-  std::vector<double> flat, split, ramp;
+  std::vector<double> flat, split, ramp, warm;
   for (int i = 0; i < 32; ++i) {
     flat.push_back(1.0 * std::exp(noise(rng)));
     split.push_back((i >= 16 ? 1.3 : 1.0) * std::exp(noise(rng)));
     ramp.push_back((1.0 + 0.5 * i / 31.0) * std::exp(noise(rng)));
+    warm.push_back((i < 4 ? 2.0 : 1.0) * std::exp(noise(rng)));
   }
-  CHECK_FALSE(repeat_anomaly(flat).has_value());
-  const auto s = repeat_anomaly(split);
-  REQUIRE(s.has_value());
-  CHECK(s->kind == "bimodal");
-  CHECK(s->statistic == Approx(std::log(1.3)).margin(0.03));
-  CHECK_THAT(s->detail, Contains("16 of 32 repeats"));
-  // A drift of 50% in one measurement: the gap test sees no split, the trend test does.
-  const auto r = repeat_anomaly(ramp);
-  REQUIRE(r.has_value());
-  CHECK(r->kind == "trend");
-  CHECK(r->p_value < 1e-6);
-  CHECK_THAT(r->detail, Contains("slow down"));
-  // Trends of 2%, and even 20%, are significant, and real repeats do them (boost clocks settling;
-  // pnpoly's repeats on the RTX 2080 Ti climb by a fifth in many clean measurements): the
-  // default size condition (28%, chosen on convolution, gemm and pnpoly) lets them pass.
-  for (const double size : {0.02, 0.2}) {
-    std::vector<double> small;
-    for (int i = 0; i < 32; ++i) small.push_back(1.0 + size * i / 31.0);
-    CHECK_FALSE(repeat_anomaly(small).has_value());
-  }
-  CHECK_FALSE(repeat_anomaly(std::vector<double>{1, 2, 1}).has_value());  // too few to test
+  CHECK(std::abs(repeat_rise(flat)) < 0.01);
+  CHECK(repeat_rise(split) == Approx(std::log(1.3)).margin(0.01));
+  CHECK(repeat_rise(ramp) > 0.15);  // a climb of 50%: the medians of its halves lie ~25% apart
+  CHECK(repeat_rise(warm) < 0.01);  // slow first repeats are no rise
+  CHECK(std::isnan(repeat_rise(std::vector<double>{1, 2, 1})));  // too few to tell
   flat[5] = -1;
-  CHECK_THROWS_WITH(repeat_anomaly(flat), Contains("repeat 5 of 32"));
+  CHECK_THROWS_WITH(repeat_rise(flat), Contains("repeat 5 of 32"));
+}
+
+TEST_CASE("the repeat-rise test holds its level on exchangeable rises and flags each of a run of rises far above the usual") {
+  std::mt19937_64 rng(5);
+  // Rises of a noisy kernel (a fifth of the runtime, pnpoly-like): large, but usual.
+  std::normal_distribution<double> usual(0.1, 0.05);
+  RepeatRiseTest test(0.01, 0.05);
+  std::size_t flags = 0;
+  const std::size_t n = 5000;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double rise = usual(rng);
+    const double p = test.p_value(rise);
+    const bool flagged = test.flags(rise, p);
+    flags += flagged;
+    test.learn(rise, flagged);
+  }
+  INFO(flags << " flags in " << n);
+  CHECK(static_cast<double>(flags) / n <= 0.012);
+  // A clock low for five measurements in a row: each is flagged, the flagged ones joining the
+  // reference only ten measurements later.
+  for (int i = 0; i < 5; ++i) {
+    const double rise = 0.1 + std::log(1.3);
+    const double p = test.p_value(rise);
+    INFO("low clock, measurement " << i << ": p = " << p);
+    CHECK(test.flags(rise, p));
+    test.learn(rise, true);
+  }
+  // On a steady kernel a rise of 2% is above every usual one, and still too small to flag.
+  RepeatRiseTest steady(0.01, 0.05);
+  for (int i = 0; i < 200; ++i) steady.learn(0.001 * (i % 5), false);
+  CHECK(steady.p_value(0.02) < 0.01);
+  CHECK_FALSE(steady.flags(0.02, steady.p_value(0.02)));
+  // It cannot flag before 1 / level - 1 earlier measurements.
+  RepeatRiseTest fresh(0.01, 0.05);
+  for (int i = 0; i < 50; ++i) fresh.learn(0.0, false);
+  CHECK_FALSE(fresh.flags(1.0, fresh.p_value(1.0)));
+  CHECK_THROWS_WITH(RepeatRiseTest(0.0, 0.05), Contains("level"));
 }
 
 TEST_CASE("the slow-device p-value holds its level on a steady sentinel and finds a device 30% slower") {

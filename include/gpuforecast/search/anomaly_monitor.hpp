@@ -4,7 +4,7 @@
 // model made of it before it was measured; when the benchmarker times a sentinel with each
 // measurement (Measurement::sentinel_ms), a device slower than before at that measurement and a
 // lasting step of the sentinel; without one, a lasting shift of measured against forecast; and
-// repeats inside one measurement that trend or split in two. A flag
+// repeats that rose while one measurement ran. A flag
 // never drops or changes a measurement: it is reported beside it (EventLog writes it as an
 // "anomaly" line).
 #include <cstddef>
@@ -24,7 +24,8 @@ struct AnomalyMonitorOptions {
   double outlier_level = 0.01;  // SlowOutlierTest's level: the false-flag rate held on exchangeable data
   double slow_device_level = 0.005;  // SlowDeviceTest's level, on measurements that carry sentinel repeats
   StepDriftOptions drift;
-  RepeatAnomalyOptions repeats;
+  double repeat_level = 0.01;     // RepeatRiseTest's level
+  double repeat_min_rise = 0.05;  // and the least rise it flags, in log runtime (~5%)
 };
 
 class AnomalyMonitor {
@@ -41,10 +42,12 @@ class AnomalyMonitor {
  private:
   void raise(SearchAnomaly a);
   void judge_device(const SearchMeasured& e);
+  void judge_repeats(const SearchMeasured& e);
   AnomalyMonitorOptions m_options;
   std::function<void(const SearchAnomaly&)> m_on_anomaly;
   SlowOutlierTest m_outliers;
   SlowDeviceTest m_slow_device;
+  RepeatRiseTest m_repeats;
   StepDrift m_drift;         // on measured against forecast, while no sentinel is seen
   StepDrift m_device_drift;  // on the sentinel's median, once measurements carry one
   bool m_seen_sentinel = false;

@@ -69,9 +69,9 @@ struct SearchEnd {
 // says (NVML: throttling, temperature, ECC, Xid).
 struct SearchAnomaly {
   std::size_t index = 0;  // the measurement (1-based, as the trace) it was raised at
-  std::string kind;       // "slow_outlier", "slow_device", "step_drift", "repeat_trend" or "repeat_bimodal"
+  std::string kind;       // "slow_outlier", "slow_device", "step_drift", "repeat_rise"; "gpu_*" from NVML
   Config config;
-  double statistic = 0;   // the log ratio, the CUSUM, the Mann-Kendall z or the gap
+  double statistic = 0;   // the log ratio, the sentinel's log, the CUSUM threshold or the repeats' rise
   double p_value = 1;     // where the test has one (1 otherwise)
   std::string detail;     // one sentence
 };
