@@ -53,6 +53,7 @@ struct FarmCoordinator::Impl {
   bool stopped = false;
   ResultHook hook;
   LostHook lost_hook;
+  detail::mpi::Outbox outbox;
   std::uint64_t next_id = 0;
 
   // Where MPI allows it (MPI_THREAD_SERIALIZED or better), a thread of rank 0 does all of the
@@ -109,7 +110,7 @@ struct FarmCoordinator::Impl {
     if (!device.empty() && !body.empty() && body != device) {
       w.report.reason = fmt::format("measures on {}, the search targets {}: takes no work", body, device);
       fmt::print(stderr, "farm: rank {} {}\n", w.report.rank, w.report.reason);
-      detail::mpi::send(w.report.rank, detail::wire::stop, {});
+      outbox.send(w.report.rank, detail::wire::stop, {});
       return;
     }
     w.ready = true;
@@ -197,13 +198,14 @@ struct FarmCoordinator::Impl {
       w.last_heard = clock::now();
       Job& job = jobs.at(id);
       ++job.attempts;
-      detail::mpi::send(w.report.rank, detail::wire::job, detail::wire::encode_job(id, job.candidate.config));
+      outbox.send(w.report.rank, detail::wire::job, detail::wire::encode_job(id, job.candidate.config));
     }
   }
 
   // One step: hand out work, take one message, give up on silent ranks. False when idle.
   bool pump() {
     dispatch();
+    outbox.collect();
     auto m = detail::mpi::poll();
     if (m && m->source >= 1 && static_cast<std::size_t>(m->source) <= workers.size()) {
       Worker& w = workers[static_cast<std::size_t>(m->source - 1)];
@@ -306,7 +308,14 @@ struct FarmCoordinator::Impl {
     if (stopped) return;
     stopped = true;
     for (auto& w : workers)
-      if (!w.report.lost && w.ready) detail::mpi::send(w.report.rank, detail::wire::stop, {});
+      if (!w.report.lost && w.ready) outbox.send(w.report.rank, detail::wire::stop, {});
+    const bool delivered = outbox.drain([this](int rank) { return workers[static_cast<std::size_t>(rank - 1)].report.lost; },
+                                        options.heartbeat_timeout_s);
+    if (!delivered) {
+      // A rank that stopped answering while idle: MPI_Finalize would wait for it forever.
+      detail::farm::note_rank_lost();
+      fmt::print(stderr, "farm: a rank did not take its stop message within {} s\n", options.heartbeat_timeout_s);
+    }
   }
 };
 

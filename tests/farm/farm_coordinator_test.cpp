@@ -165,6 +165,36 @@ TEST_CASE("a rank killed mid-run ends the job and --resume finishes the search f
   CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
 }
 
+TEST_CASE("a rank killed while mpirun keeps the job: rank 0 gives it up, logs rank_lost and finishes the search",
+          "[farm][mpi]") {
+  test::TempDir tmp;
+  const std::string log = (tmp.path() / "log.txt").string();
+  const std::string full = (tmp.path() / "full.t4.json").string(), killed = (tmp.path() / "killed.t4.json").string();
+  const std::string events = (tmp.path() / "killed.jsonl").string();
+  REQUIRE(run_farm(4, search_args({"--trace", full}), log) == 0);
+  // Open MPI 4 ends the whole job when a rank dies, unless told not to; then rank 0 must not wait
+  // on the dead rank (its sends do not block) and gives it up after the heartbeat timeout.
+  ::setenv("OMPI_MCA_orte_abort_on_non_zero_status", "0", 1);
+  const int rc = run_farm(4, search_args({"--trace", killed, "--events", events, "--farm-fault", "2:die:3"}), log);
+  ::unsetenv("OMPI_MCA_orte_abort_on_non_zero_status");
+  const std::string out = text_of(log);
+  INFO(out);
+  CHECK(rc != 0);  // mpirun still reports the rank that died
+  CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 2 s while measuring"));
+  same_measurements(read_t4(full), read_t4(killed));
+  std::vector<nlohmann::json> lines;
+  {
+    std::ifstream in(events);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  }
+  const auto lost = std::find_if(lines.begin(), lines.end(), [](const auto& j) { return j["event"] == "rank_lost"; });
+  REQUIRE(lost != lines.end());
+  CHECK((*lost)["rank"] == 2);
+  CHECK((*lost)["went"] == "requeued");
+  CHECK(lines.back()["event"] == "end");
+  CHECK(std::system(("python3 " GPUFORECAST_CHECK_EVENTS " " + events).c_str()) == 0);
+}
+
 TEST_CASE("a farm that cannot run ends every rank with the reason instead of waiting", "[farm][mpi]") {
   test::TempDir tmp;
   const std::string log = (tmp.path() / "log.txt").string();
