@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "gpuforecast/compose/selective_model_spec.hpp"
@@ -12,6 +13,7 @@
 #include "gpuforecast/data/screening_pairs.hpp"
 #include "gpuforecast/search/genetic.hpp"
 #include "gpuforecast/search/random_search.hpp"
+#include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/search/surrogate_filtered.hpp"
 
 namespace gpuforecast {
@@ -56,6 +58,42 @@ void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions
 }
 
 // Screened evolution (children_per_measurement > 1) ranks the children with a model.
+// "list": the configurations the caller names (StrategySettings::configs), measured in the
+// order given, `batch` at a time so that each batch's results reach the observers before the next
+// starts (gpuforecast measure). Nothing is chosen: the budget and a stop end it early.
+struct ListOptions {
+  std::size_t batch = 0;  // 0: all in one call
+};
+
+const OptionsTable<ListOptions>& list_options_table() {
+  static const auto table = [] {
+    OptionsTable<ListOptions> t("strategy \"list\"");
+    t.add("batch", &ListOptions::batch, "configurations handed to the benchmarker per call (0: all in one)",
+          OptionRange::at_least(0));
+    return t;
+  }();
+  return table;
+}
+
+struct ListStrategy {
+  std::shared_ptr<const std::vector<Config>> configs;
+  std::size_t batch = 0;
+  void run(SearchContext& ctx) const {
+    const std::size_t n = configs->size();
+    const std::size_t step = batch > 0 ? batch : std::max<std::size_t>(n, 1);
+    for (std::size_t i = 0; i < n && !ctx.exhausted(); i += step)
+      (void)ctx.evaluate(std::span<const Config>(*configs).subspan(i, std::min(step, n - i)));
+  }
+};
+
+AnyStrategy make_list(const StrategySettings& s) {
+  if (!s.configs)
+    throw invalid_argument_error(
+        "strategy \"list\" measures the configurations a program gives it (StrategySettings::configs), and none "
+        "were given");
+  return ListStrategy{s.configs, list_options_table().parse(s.options).batch};
+}
+
 AnyStrategy make_genetic(const StrategySettings& s) {
   GeneticOptions o = genetic_options_table().parse(s.options);
   o.seed = s.seed;
@@ -101,6 +139,8 @@ std::map<std::string, Entry, std::less<>>& registry() {
                    [] { return genetic_options_table().markdown(); }}},
       {"surrogate", {"surrogate-filtered search: propose many, measure the forecast best and some uncertain ones",
                      make_surrogate_filtered, surrogate_filtered_options_doc}},
+      {"list", {"the configurations a program names, in order (gpuforecast measure)", make_list,
+                [] { return list_options_table().markdown(); }}},
   };
   return r;
 }

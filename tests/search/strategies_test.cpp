@@ -35,6 +35,12 @@ TEST_CASE("every registered strategy searches replayed data within its budget", 
       e.replay().data = data;
       e.strategy = name;
       e.settings.options = options;
+      if (name == "list") {  // the configurations a program names: here the first 60 stored ones
+        auto some = std::make_shared<std::vector<Config>>();
+        for (const auto& o : data->observations)
+          if (some->size() < 60 && data->space.is_valid(o.candidate.config)) some->push_back(o.candidate.config);
+        e.settings.configs = std::move(some);
+      }
       e.replay().workers = workers;
       e.budget = 40;
       e.seeds = 2;

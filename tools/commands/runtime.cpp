@@ -22,7 +22,7 @@
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
-#include "gpuforecast/search/event_log.hpp"
+#include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "interrupt.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
@@ -123,32 +123,35 @@ struct MeasureArgs {
   std::size_t sentinel_repeats = 0;
 };
 
-// The benchmarker shared with the command, which asks it for its devices.
-struct SharedGpu {
-  std::shared_ptr<CudaBenchmarker> gpu;
-  std::vector<Measurement> measure(std::span<const Candidate> candidates) { return gpu->measure(candidates); }
-};
-
-// Measures every configuration through a search context, so that the observers a search has
-// (the event log with its faults and anomalies, Ctrl-C and SIGTERM) see a measurement as it
-// lands. Batches of a few per device keep compilation ahead of the GPUs.
+// Measures every configuration as a run of the "list" strategy, so that the event log (its faults
+// and anomalies) and Ctrl-C / SIGTERM work as in a search: a measurement reaches them as its batch
+// lands, a few per device, which keeps compilation ahead of the GPUs. The measurements come back
+// in the order given; a stopped run returns the prefix it measured.
 std::vector<Measurement> measure_all(std::shared_ptr<CudaBenchmarker> gpu, const TuningSpace& space,
                                      const Candidate& prototype, const std::vector<Config>& configs,
-                                     const std::string& events_path) {
-  SearchContextOptions options;
-  options.max_batch = 4 * std::max<std::size_t>(1, gpu->devices().size());
-  SearchContext ctx(space, prototype, SharedGpu{std::move(gpu)}, Budget{configs.size(), 0}, options);
+                                     const MeasureArgs& a) {
+  Plan plan;
+  plan.strategy = "list";
+  plan.settings.configs = std::make_shared<const std::vector<Config>>(configs);
+  plan.settings.options["batch"] = std::to_string(4 * std::max<std::size_t>(1, gpu->devices().size()));
+  plan.budget = configs.size();
+  plan.seeds = 1;
+  plan.first_seed = a.seed;
+  plan.backend.emplace<CallerBackend>(caller_backend(space, prototype, std::move(gpu)));
+  plan.outputs.events_path = file_per_run(a.events, 1);
+  plan.outputs.stop_reason = cli::interruption_reason;
+  plan.observe = [](SearchContext& ctx, std::size_t, const std::string&) { ctx.add_observer(cli::StopOnInterrupt{}); };
   cli::InterruptScope interrupts;
-  ctx.add_observer(cli::StopOnInterrupt{});
-  if (!events_path.empty()) {
-    EventLogOptions o;
-    o.run = "measure";
-    o.stop_reason = cli::interruption_reason;
-    ctx.add_observer(EventLog(events_path, std::move(o)));
+  const Result result = run(plan);
+  std::map<std::string, Measurement> measured;
+  for (const auto& e : result.runs.front().trace.entries()) measured.emplace(e.config.key(), e.measurement);
+  std::vector<Measurement> out;
+  for (const auto& c : configs) {
+    auto it = measured.find(c.key());
+    if (it == measured.end()) break;
+    out.push_back(it->second);
   }
-  auto measurements = ctx.evaluate(configs);
-  ctx.finish();
-  return measurements;
+  return out;
 }
 
 void measure(const MeasureArgs& a) {
@@ -173,13 +176,10 @@ void measure(const MeasureArgs& a) {
   prototype.device = device;
   prototype.spec = spec;
   const auto t0 = std::chrono::steady_clock::now();
-  auto ms = measure_all(std::move(bench), t1.space, prototype, configs, a.events);
+  const auto ms = measure_all(std::move(bench), t1.space, prototype, configs, a);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // A run stopped by a signal measured a prefix: the rest is neither printed nor written.
-  std::size_t measured = 0;
-  while (measured < ms.size() && !ms[measured].reason.starts_with("not measured")) ++measured;
-  ms.resize(measured);
-  configs.resize(measured);
+  configs.resize(ms.size());
   std::map<Status, int> counts;
   std::string header;
   for (const auto& p : t1.space.parameters()) header += (header.empty() ? "" : ",") + p.name;

@@ -1,5 +1,7 @@
 #pragma once
-// Strategies by name, as a Plan names them. Built in: "random", "genetic", "surrogate". Each
+// Strategies by name, as a Plan names them. Built in: "random", "genetic", "surrogate", and
+// "list" (the configurations in StrategySettings::configs, in order: what `gpuforecast measure`
+// runs). Each
 // factory reads its options struct's fields from StrategySettings::options through the struct's
 // OptionsTable, so `--option population_size=30` reaches GeneticOptions::population_size; the
 // runner's side of it makes what a strategy is given: the surrogate's model (a file, an online
@@ -48,6 +50,8 @@ struct StrategySettings {
   // Screening calibrated by a rehearsal on other devices, a group of pairs per device, held in
   // memory (instead of the screen_rehearsal file option; data/screening_pairs.hpp).
   std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> screening_rehearsal;
+  // Strategy "list": the configurations to measure, in order.
+  std::shared_ptr<const std::vector<Config>> configs;
   // Option overrides by field name of the strategy's options struct ("population_size" -> "30").
   std::map<std::string, std::string> options;
 };
