@@ -57,7 +57,6 @@ void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions
         std::make_shared<const std::vector<std::vector<ScreeningPair>>>(read_screening_rehearsal(o.rehearsal_path));
 }
 
-// Screened evolution (children_per_measurement > 1) ranks the children with a model.
 // "list": the configurations the caller names (StrategySettings::configs), measured in the
 // order given, `batch` at a time so that each batch's results reach the observers before the next
 // starts (gpuforecast measure). Nothing is chosen: the budget and a stop end it early.
@@ -94,6 +93,7 @@ AnyStrategy make_list(const StrategySettings& s) {
   return ListStrategy{s.configs, list_options_table().parse(s.options).batch};
 }
 
+// Screened evolution (children_per_measurement > 1) ranks the children with a model.
 AnyStrategy make_genetic(const StrategySettings& s) {
   GeneticOptions o = genetic_options_table().parse(s.options);
   o.seed = s.seed;

@@ -28,6 +28,15 @@ double robust_sd(const std::vector<double>& v, double centre) {
   return 1.4826 * median_of(std::move(d));
 }
 
+// The one-sided conformal p-value of x against the sorted reference, (1 + #{r_j >= x}) / (n + 1):
+// every test below judges its statistic so.
+double conformal_p_at_least(const std::vector<double>& sorted, double x) {
+  const auto as_large = static_cast<double>(sorted.end() - std::lower_bound(sorted.begin(), sorted.end(), x));
+  return (1 + as_large) / (static_cast<double>(sorted.size()) + 1);
+}
+
+void insert_sorted(std::vector<double>& sorted, double x) { sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), x), x); }
+
 }  // namespace
 
 SlowOutlierTest::SlowOutlierTest(double level) : m_level(level) {
@@ -36,11 +45,8 @@ SlowOutlierTest::SlowOutlierTest(double level) : m_level(level) {
 
 double SlowOutlierTest::p_value_then_learn(double r) {
   if (!std::isfinite(r)) throw invalid_argument_error(fmt::format("log ratio of measured to forecast is {}", r));
-  // #{r_j >= r}: everything from the first element not below r.
-  const auto at = std::lower_bound(m_sorted.begin(), m_sorted.end(), r);
-  const auto as_large = static_cast<double>(m_sorted.end() - at);
-  const double p = (1 + as_large) / (static_cast<double>(m_sorted.size()) + 1);
-  m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), r), r);
+  const double p = conformal_p_at_least(m_sorted, r);
+  insert_sorted(m_sorted, r);
   return p;
 }
 
@@ -59,15 +65,12 @@ void check_sentinel(std::span<const double> sentinel_ms) {
 
 double SlowDeviceTest::p_value(std::span<const double> sentinel_ms) const {
   check_sentinel(sentinel_ms);
-  const double smallest = *std::min_element(sentinel_ms.begin(), sentinel_ms.end());
-  const auto at = std::lower_bound(m_sorted.begin(), m_sorted.end(), smallest);
-  const auto as_large = static_cast<double>(m_sorted.end() - at);
-  return (1 + as_large) / (static_cast<double>(m_sorted.size()) + 1);
+  return conformal_p_at_least(m_sorted, *std::min_element(sentinel_ms.begin(), sentinel_ms.end()));
 }
 
 void SlowDeviceTest::learn(std::span<const double> sentinel_ms) {
   check_sentinel(sentinel_ms);
-  for (const double x : sentinel_ms) m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), x), x);
+  for (const double x : sentinel_ms) insert_sorted(m_sorted, x);
 }
 
 StepDrift::StepDrift(StepDriftOptions o) : m_options(o) {
@@ -121,20 +124,18 @@ RepeatRiseTest::RepeatRiseTest(double level, double min_rise, std::size_t quaran
 
 double RepeatRiseTest::p_value(double rise) const {
   if (!std::isfinite(rise)) throw invalid_argument_error(fmt::format("a repeat rise of {}", rise));
-  const auto at = std::lower_bound(m_sorted.begin(), m_sorted.end(), rise);
-  return (1 + static_cast<double>(m_sorted.end() - at)) / (static_cast<double>(m_sorted.size()) + 1);
+  return conformal_p_at_least(m_sorted, rise);
 }
 
 void RepeatRiseTest::learn(double rise, bool flagged) {
   if (!std::isfinite(rise)) throw invalid_argument_error(fmt::format("a repeat rise of {}", rise));
-  const auto add = [this](double x) { m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), x), x); };
   ++m_count;
   while (!m_held.empty() && m_held.front().first <= m_count) {
-    add(m_held.front().second);
+    insert_sorted(m_sorted, m_held.front().second);
     m_held.pop_front();
   }
   if (flagged) m_held.emplace_back(m_count + m_quarantine, rise);
-  else add(rise);
+  else insert_sorted(m_sorted, rise);
 }
 
 }  // namespace gpuforecast

@@ -55,6 +55,15 @@ std::vector<std::string> search_args(std::vector<std::string> more) {
   return out;
 }
 
+// An event log's lines, once tests/monitor/check_events.py has found the file in the schema.
+std::vector<nlohmann::json> checked_event_log(const std::string& path) {
+  CHECK(std::system(("python3 " GPUFORECAST_CHECK_EVENTS " " + path).c_str()) == 0);
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
 // The same configurations with the same results. Several ranks record results in the order
 // they land, which depends on timing, so the order is not compared.
 void same_measurements(const T4File& a, const T4File& b) {
@@ -112,11 +121,7 @@ TEST_CASE("a rank that stops answering is dropped and the search ends on the oth
   CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 2 s while measuring"));
   // The event log says so too: which rank, why, the candidate it held and that it went to another
   // rank, which measured it (a measured line of that configuration after the rank_lost line).
-  std::vector<nlohmann::json> lines;
-  {
-    std::ifstream in(events);
-    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  }
+  const std::vector<nlohmann::json> lines = checked_event_log(events);
   const auto lost = std::find_if(lines.begin(), lines.end(), [](const auto& j) { return j["event"] == "rank_lost"; });
   REQUIRE(lost != lines.end());
   INFO(lost->dump());
@@ -126,7 +131,6 @@ TEST_CASE("a rank that stops answering is dropped and the search ends on the oth
   REQUIRE((*lost)["held"].is_object());
   CHECK(std::any_of(lost, lines.end(), [&](const auto& j) { return j["event"] == "measured" && j["config"] == (*lost)["held"]; }));
   CHECK(lines.back()["event"] == "end");
-  CHECK(std::system(("python3 " GPUFORECAST_CHECK_EVENTS " " + events).c_str()) == 0);
   CHECK_THAT(out, Catch::Contains("30 measurements (0 failed)") || Catch::Contains("30 measurements (1 failed)"));
   same_measurements(read_t4(full), read_t4(hung));
   CHECK(read_kernel_tuner_cache(cache).entries.size() == 30);
@@ -182,17 +186,12 @@ TEST_CASE("a rank killed while mpirun keeps the job: rank 0 gives it up, logs ra
   CHECK(rc != 0);  // mpirun still reports the rank that died
   CHECK_THAT(out, Catch::Contains("rank 2 lost: no heartbeat for 2 s while measuring"));
   same_measurements(read_t4(full), read_t4(killed));
-  std::vector<nlohmann::json> lines;
-  {
-    std::ifstream in(events);
-    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  }
+  const std::vector<nlohmann::json> lines = checked_event_log(events);
   const auto lost = std::find_if(lines.begin(), lines.end(), [](const auto& j) { return j["event"] == "rank_lost"; });
   REQUIRE(lost != lines.end());
   CHECK((*lost)["rank"] == 2);
   CHECK((*lost)["went"] == "requeued");
   CHECK(lines.back()["event"] == "end");
-  CHECK(std::system(("python3 " GPUFORECAST_CHECK_EVENTS " " + events).c_str()) == 0);
 }
 
 TEST_CASE("a farm that cannot run ends every rank with the reason instead of waiting", "[farm][mpi]") {

@@ -125,11 +125,10 @@ struct MeasureArgs {
 
 // Measures every configuration as a run of the "list" strategy, so that the event log (its faults
 // and anomalies) and Ctrl-C / SIGTERM work as in a search: a measurement reaches them as its batch
-// lands, a few per device, which keeps compilation ahead of the GPUs. The measurements come back
-// in the order given; a stopped run returns the prefix it measured.
-std::vector<Measurement> measure_all(std::shared_ptr<CudaBenchmarker> gpu, const TuningSpace& space,
-                                     const Candidate& prototype, const std::vector<Config>& configs,
-                                     const MeasureArgs& a) {
+// lands, a few per device, which keeps compilation ahead of the GPUs. The trace holds them in the
+// order given; a stopped run's, the prefix it measured.
+Trace measure_all(std::shared_ptr<CudaBenchmarker> gpu, const TuningSpace& space, const Candidate& prototype,
+                  const std::vector<Config>& configs, const MeasureArgs& a) {
   Plan plan;
   plan.strategy = "list";
   plan.settings.configs = std::make_shared<const std::vector<Config>>(configs);
@@ -142,16 +141,7 @@ std::vector<Measurement> measure_all(std::shared_ptr<CudaBenchmarker> gpu, const
   plan.outputs.stop_reason = cli::interruption_reason;
   plan.observe = [](SearchContext& ctx, std::size_t, const std::string&) { ctx.add_observer(cli::StopOnInterrupt{}); };
   cli::InterruptScope interrupts;
-  const Result result = run(plan);
-  std::map<std::string, Measurement> measured;
-  for (const auto& e : result.runs.front().trace.entries()) measured.emplace(e.config.key(), e.measurement);
-  std::vector<Measurement> out;
-  for (const auto& c : configs) {
-    auto it = measured.find(c.key());
-    if (it == measured.end()) break;
-    out.push_back(it->second);
-  }
-  return out;
+  return run(plan).runs.front().trace;
 }
 
 void measure(const MeasureArgs& a) {
@@ -176,10 +166,13 @@ void measure(const MeasureArgs& a) {
   prototype.device = device;
   prototype.spec = spec;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto ms = measure_all(std::move(bench), t1.space, prototype, configs, a);
+  const Trace trace = measure_all(std::move(bench), t1.space, prototype, configs, a);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // A run stopped by a signal measured a prefix: the rest is neither printed nor written.
-  configs.resize(ms.size());
+  // What was measured, in order (a run stopped by a signal measured a prefix): only that is
+  // printed and written.
+  configs.clear();
+  std::vector<Measurement> ms;
+  for (const auto& e : trace.entries()) configs.push_back(e.config), ms.push_back(e.measurement);
   std::map<Status, int> counts;
   std::string header;
   for (const auto& p : t1.space.parameters()) header += (header.empty() ? "" : ",") + p.name;
