@@ -1,20 +1,25 @@
-// Trust on a new GPU after K measurements (adapt_to_device), leave one GPU out: for each kernel
-// and each of its devices, the default forecaster is trained on the kernel's other devices, K
-// random measurements of the held-out one adapt and certify a calibration (a share adapts the
-// forecast correction, the rest certifies), and every other configuration of that device is
-// decided with it. Per split, K and loss: the share of the remaining configurations answered
-// without measuring, the realised risk among them (pooled over seeds, and the runs whose own
-// risk exceeded alpha against the allowance delta * runs plus two binomial standard
-// deviations), and the same without the correction (the K points calibrate the raw forecasts),
-// which is what the correction buys.
+// Trust on a new GPU, leave one GPU out over the shared spaces: each space in turn is the new GPU
+// (its kernel measured on a GPU the model never saw), forecast by the default forecaster trained
+// on the kernel's other GPUs. K random measurements of it adapt, and every other configuration
+// of it is decided and judged. Two calibrations, per split, K, loss and seed:
 //
-// Losses: relative_error (|t_hat - t| / t > 10%, confidence = interval width) and wrong_bin (the
-// half-octave speedup bin against the fastest adapt point, the incumbent a search has after
-// measuring it; confidence = top-bin probability).
+//   cross-device  the rule rehearsed on the other GPUs (rehearse_new_device): every space whose GPU
+//                 is not the held-out one plays the new GPU, forecast by a model that saw neither
+//                 its GPU nor the held-out one, adapted from K of its own measurements exactly as
+//                 the new GPU is; the new GPU's K points only correct its forecasts.
+//   own K         adapt_to_device: a share of the K points fits the correction, the rest certify.
 //
-//   new_device_trust [--data DIR] [--kernels convolution_milo,dedispersion_milo] [--devices d1,d2]
-//                    [--k 20,50] [--seeds 20] [--surrogate default] [--adapt-fraction 0.3]
-//                    [--alpha 0.1] [--delta 0.1] [--json]
+// Reported: the share of the held-out GPU's other configurations answered without measuring, the
+// realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
+// plus two binomial standard deviations). Losses: relative_error (|t_hat - t| / t > 10%,
+// confidence = interval width) and wrong_bin (half-octave speedup bin against the fastest of the
+// K points, confidence = top-bin probability; needs K >= 3).
+//
+//   new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]
+//                    [--rehearsal vendor|all] [--out FILE.jsonl] [--json]
+//
+// --out keeps one line per finished split; a rerun with the same file skips the splits it holds
+// and prints the table over all of them.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -23,14 +28,20 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "calibration/cross_device_calibration.hpp"
 #include "common/benchmark_arguments.hpp"
+#include "common/mean_se.hpp"
+#include "common/runs_over_alpha.hpp"
 #include "common/shared_data_dir.hpp"
+#include "common/shared_spaces.hpp"
 #include "gpuforecast/calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
@@ -39,28 +50,32 @@
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
+using nlohmann::json;
 
 namespace {
 
 struct Args {
   fs::path data = bench::shared_data_dir();
-  std::vector<std::string> kernels = {"convolution_milo", "dedispersion_milo"};
-  std::vector<std::string> devices;  // held-out devices; empty: every device of the kernel
-  std::vector<std::size_t> ks = {20, 50};
+  std::vector<std::string> kernels, devices;  // held-out spaces; empty: all
+  std::vector<std::size_t> ks = {0, 20, 50};
   std::vector<std::string> losses = {"relative_error", "wrong_bin"};
   std::size_t seeds = 20;
   std::string surrogate = "default";
+  std::string rehearsal = "vendor";  // rehearsal GPUs: the held-out GPU's vendor, or all
   double adapt_fraction = 0.3, alpha = 0.1, delta = 0.1;
-  bool same_vendor = true;  // AMD and NVIDIA rank these kernels differently (datasets README)
+  CrossDeviceOptions cross;
+  fs::path out;
   bool json = false;
+  bool explain = false;  // print the first seed's rehearsal: each GPU's first failure, each step
 };
 
 Args parse(int argc, char** argv) {
   Args a;
   bench::BenchmarkArguments args(
-      "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 20,50] [--seeds 20]\n"
-      "                        [--losses relative_error,wrong_bin] [--surrogate default] [--adapt-fraction 0.3]\n"
-      "                        [--alpha 0.1] [--delta 0.1] [--json]\n");
+      "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]\n"
+      "                        [--losses relative_error,wrong_bin] [--surrogate default] [--rehearsal vendor|all]\n"
+      "                        [--steps 20] [--start-fraction 0.05] [--adapt-fraction 0.3]\n"
+      "                        [--alpha 0.1] [--delta 0.1] [--out FILE.jsonl] [--json] [--explain]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
@@ -68,84 +83,102 @@ Args parse(int argc, char** argv) {
       .list("--losses", a.losses)
       .number("--seeds", a.seeds)
       .text("--surrogate", a.surrogate)
+      .text("--rehearsal", a.rehearsal)
+      .number("--steps", a.cross.steps)
+      .number("--start-fraction", a.cross.start_fraction)
       .number("--adapt-fraction", a.adapt_fraction)
       .number("--alpha", a.alpha)
       .number("--delta", a.delta)
-      .flag("--all-vendors", [&] { a.same_vendor = false; })
-      .flag("--json", [&] { a.json = true; });
+      .text("--out", a.out)
+      .flag("--json", [&] { a.json = true; })
+      .flag("--explain", [&] { a.explain = true; });
   if (!args.parse(argc, argv)) std::exit(0);
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
+  if (a.rehearsal != "vendor" && a.rehearsal != "all")
+    throw invalid_argument_error(fmt::format("--rehearsal is vendor or all, got {}", a.rehearsal));
   for (const auto& l : a.losses) (void)parse_deferral_loss(l);
   return a;
 }
 
-// One held-out device: its successful runs and the forecasts of a model that never saw it.
-struct HeldOut {
-  std::string kernel, device;
-  std::vector<Candidate> candidates;
+struct Space {
+  std::string kernel, device, vendor;
+  std::vector<Observation> observations;  // for training
+  std::vector<Candidate> candidates;      // successful runs
   std::vector<double> times;
-  std::vector<Forecast> forecasts;
-  std::size_t training_points = 0, training_devices = 0;
 };
 
-std::vector<fs::path> space_files(const Args& a, const std::string& kernel) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(a.data / "benchmark_hub" / "cachefiles" / kernel)) {
-    const std::string name = e.path().filename().string();
-    // A100_T4 holds A100's measurements again, in the T4 format.
-    if (name.ends_with(".json.gz") && name.find("_T4") == std::string::npos) files.push_back(e.path());
+std::vector<Space> load_spaces(const Args& a) {
+  std::vector<Space> spaces;
+  for (const auto& f : bench::shared_space_files(a.data)) {
+    const std::vector<std::string> one{f.path.string()};
+    const Dataset d = Dataset::load(one);
+    Space s{f.kernel, f.device, d.spaces().front().device->vendor, d.observations(true), {}, {}};
+    auto runs = successful_runs(s.observations);
+    s.candidates = std::move(runs.candidates);
+    s.times = std::move(runs.median_ms);
+    spaces.push_back(std::move(s));
   }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) throw invalid_argument_error(fmt::format("no cache files of {} under {}", kernel, a.data.string()));
-  return files;
+  return spaces;
 }
 
-std::string device_of(const fs::path& p) {
-  std::string s = p.filename().string();
-  return s.substr(0, s.size() - std::string(".json.gz").size());
-}
+// Forecasts of a space by a model trained on its kernel's other spaces of the same vendor (AMD
+// and NVIDIA rank these kernels differently: datasets README), leaving out the given GPUs; each
+// distinct training set is fitted once.
+class ForecastMemo {
+ public:
+  ForecastMemo(const Args& a, const std::vector<Space>& spaces) : m_args(a), m_spaces(spaces) {}
 
-HeldOut forecast_held_out(const Args& a, const std::string& kernel, const fs::path& target,
-                          const std::vector<fs::path>& files) {
-  const std::vector<std::string> one{target.string()};
-  const Dataset held_out = Dataset::load(one);
-  const std::string vendor = held_out.spaces().front().device->vendor;
-  std::vector<Observation> train;
-  std::size_t devices = 0;
-  for (const auto& f : files)
-    if (f != target) {
-      const std::vector<std::string> other{f.string()};
-      const Dataset d = Dataset::load(other);
-      if (a.same_vendor && d.spaces().front().device->vendor != vendor) continue;
-      const auto obs = d.observations(true);
-      train.insert(train.end(), obs.begin(), obs.end());
-      ++devices;
+  const std::vector<Forecast>& of(std::size_t space, const std::set<std::string>& left_out) {
+    const Space& s = m_spaces[space];
+    std::vector<Observation> train;
+    std::string key = s.kernel;
+    for (const auto& o : m_spaces)
+      if (o.kernel == s.kernel && o.vendor == s.vendor && !left_out.count(o.device)) {
+        train.insert(train.end(), o.observations.begin(), o.observations.end());
+        key += "|" + o.device;
+      }
+    if (train.empty())
+      throw invalid_argument_error(fmt::format("{} / {}: no other {} GPU to train on", s.kernel, s.device, s.vendor));
+    auto model = m_models.find(key);
+    if (model == m_models.end()) {
+      AnySurrogate m = make_surrogate(m_args.surrogate, 1);
+      m.fit(train);
+      model = m_models.emplace(key, std::move(m)).first;
+      ++m_fits;
     }
-  if (train.empty())
-    throw invalid_argument_error(fmt::format("{} / {}: no other device of vendor {} to train on", kernel,
-                                             device_of(target), vendor));
-  AnySurrogate s = make_surrogate(a.surrogate, 1);
-  s.fit(train);
-  auto [c, t] = successful_runs(held_out.observations(true));
-  HeldOut h{kernel, device_of(target), std::move(c), std::move(t), {}, train.size(), devices};
-  h.forecasts = s.predict(h.candidates);
-  return h;
-}
-
-struct Cell {  // one (split, K, loss, adapted or not) over seeds
-  std::size_t runs = 0, certified = 0, over_alpha = 0;
-  double answered_share_sum = 0, answered_share_sq = 0;
-  std::size_t answered = 0, losses = 0;  // pooled
-  [[nodiscard]] double share() const { return runs ? answered_share_sum / static_cast<double>(runs) : 0; }
-  [[nodiscard]] double share_se() const {
-    if (runs < 2) return 0;
-    const double m = share(), n = static_cast<double>(runs);
-    return std::sqrt(std::max(0.0, (answered_share_sq / n - m * m) * n / (n - 1)) / n);
+    const std::string fkey = key + "->" + s.device;
+    auto f = m_forecasts.find(fkey);
+    if (f == m_forecasts.end()) f = m_forecasts.emplace(fkey, model->second.predict(s.candidates)).first;
+    return f->second;
   }
-  [[nodiscard]] double risk() const { return answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0; }
+  [[nodiscard]] std::size_t fits() const { return m_fits; }
+
+ private:
+  const Args& m_args;
+  const std::vector<Space>& m_spaces;
+  std::map<std::string, AnySurrogate> m_models;
+  std::map<std::string, std::vector<Forecast>> m_forecasts;
+  std::size_t m_fits = 0;
 };
 
-CalibrationOptions certify_options(const Args& a, DeferralLoss loss, std::uint64_t seed) {
+struct Cell {  // one (split, K, loss, calibration) over seeds
+  std::vector<double> shares;
+  std::size_t answered = 0, losses = 0, over_alpha = 0;
+  void add(std::size_t a, std::size_t l, std::size_t judged, double alpha) {
+    shares.push_back(static_cast<double>(a) / static_cast<double>(judged));
+    answered += a;
+    losses += l;
+    over_alpha += a && static_cast<double>(l) > alpha * static_cast<double>(a);
+  }
+  [[nodiscard]] json to_json() const {
+    const auto m = bench::mean_se(shares);
+    return {{"runs", shares.size()}, {"answered_share", m.mean}, {"answered_share_se", m.se}, {"answered", answered},
+            {"losses", losses},      {"runs_over_alpha", over_alpha},
+            {"risk", answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0.0}};
+  }
+};
+
+CalibrationOptions calibration_options(const Args& a, DeferralLoss loss, std::uint64_t seed) {
   CalibrationOptions o;
   o.alpha = a.alpha;
   o.risk_alpha = a.alpha;
@@ -156,113 +189,199 @@ CalibrationOptions certify_options(const Args& a, DeferralLoss loss, std::uint64
   return o;
 }
 
-// One seed: K random points adapt (or, unadapted, calibrate the raw forecasts); the device's
-// other points are decided and judged.
-void run_seed(const Args& a, const HeldOut& h, std::size_t k, DeferralLoss loss, std::uint64_t seed, bool adapt,
-              Cell& cell) {
-  std::vector<std::size_t> order(h.candidates.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed * 7919 + k);
-  std::shuffle(order.begin(), order.end(), rng);
+// The held-out GPU's K points of one seed, and the rest to judge.
+struct Draw {
   std::vector<Candidate> kc;
   std::vector<Forecast> kf;
   std::vector<double> kt;
+  std::vector<std::size_t> rest;
+};
+
+Draw draw(const Space& s, const std::vector<Forecast>& f, std::size_t k, std::uint64_t seed) {
+  std::vector<std::size_t> order(s.candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed * 7919 + k);
+  std::shuffle(order.begin(), order.end(), rng);
+  Draw d;
   for (std::size_t i = 0; i < k; ++i) {
-    kc.push_back(h.candidates[order[i]]);
-    kf.push_back(h.forecasts[order[i]]);
-    kt.push_back(h.times[order[i]]);
+    d.kc.push_back(s.candidates[order[i]]);
+    d.kf.push_back(f[order[i]]);
+    d.kt.push_back(s.times[order[i]]);
   }
-  SelectiveCalibrator cal;
-  CalibrationOptions o = certify_options(a, loss, seed);
-  if (adapt) {
-    DeviceAdaptationOptions d;
-    d.adapt_fraction = a.adapt_fraction;
-    d.calibration = o;
-    cal = adapt_to_device(h.candidates[0].device->name, kc, kf, kt, d);
-  } else {
-    // The same K points calibrate raw forecasts; the wrong-bin reference is the fastest of them.
-    o.reference_ms = *std::min_element(kt.begin(), kt.end());
-    cal = SelectiveCalibrator::fit(kc, kf, kt, o);
-  }
+  d.rest.assign(order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
+  return d;
+}
+
+void judge(const SelectiveCalibrator& cal, const Space& s, const std::vector<Forecast>& f, const Draw& d, double alpha,
+           Cell& cell) {
   std::size_t answered = 0, losses = 0;
   const CalibrationOptions& used = cal.options();
-  for (std::size_t j = k; j < order.size(); ++j) {
-    const std::size_t i = order[j];
-    const Decision d = cal.decide(h.candidates[i], h.forecasts[i]);
-    if (d.defer) continue;
+  const auto ref = used.reference_ms > 0 ? std::optional(used.reference_ms) : std::nullopt;
+  for (const std::size_t i : d.rest) {
+    const Decision dec = cal.decide(s.candidates[i], f[i]);
+    if (dec.defer) continue;
     ++answered;
-    losses += deferral_loss(used, d.forecast, h.times[i], used.reference_ms > 0 ? std::optional(used.reference_ms)
-                                                                                : std::nullopt) > 0.5;
+    losses += deferral_loss(used, dec.forecast, s.times[i], ref) > 0.5;
   }
-  const double share = static_cast<double>(answered) / static_cast<double>(order.size() - k);
-  ++cell.runs;
-  cell.certified += cal.deferral().any_valid;
-  cell.answered_share_sum += share;
-  cell.answered_share_sq += share * share;
-  cell.answered += answered;
-  cell.losses += losses;
-  if (answered && static_cast<double>(losses) > a.alpha * static_cast<double>(answered)) ++cell.over_alpha;
+  cell.add(answered, losses, d.rest.size(), alpha);
+}
+
+void explain(const CrossDeviceRule& rule) {
+  fmt::print("    {}\n     steps (share answered: GPUs failed):", rule.describe());
+  for (const auto& s : rule.steps) fmt::print(" {:.2f}:{}{}", s.share, s.failed, s.certified ? "*" : "");
+  fmt::print("\n     risk per GPU at shares {:.2f} / {:.2f} / {:.2f}:\n", rule.steps.front().share,
+             rule.steps[rule.steps.size() / 2].share, rule.steps.back().share);
+  for (const auto& o : rule.outcomes)
+    fmt::print("       {:<30} {:.3f} / {:.3f} / {:.3f}\n", o.name, o.risks.front(), o.risks[o.risks.size() / 2],
+               o.risks.back());
+}
+
+// One held-out space: both calibrations for every loss, K and seed; one JSON row per (loss, K).
+std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std::size_t target, ForecastMemo& memo) {
+  const Space& t = spaces[target];
+  const auto& tf = memo.of(target, {t.device});
+  std::vector<std::size_t> units;
+  for (std::size_t u = 0; u < spaces.size(); ++u)
+    if (spaces[u].device != t.device && (a.rehearsal == "all" || spaces[u].vendor == t.vendor)) units.push_back(u);
+  std::vector<RehearsalDevice> rehearsal;
+  for (const std::size_t u : units)
+    rehearsal.push_back({spaces[u].kernel + "/" + spaces[u].device, spaces[u].candidates,
+                         memo.of(u, {spaces[u].device, t.device}), spaces[u].times});
+  std::vector<json> rows;
+  for (const auto& loss_name : a.losses) {
+    const DeferralLoss loss = parse_deferral_loss(loss_name);
+    for (const std::size_t k : a.ks) {
+      if (k == 0 && loss == DeferralLoss::wrong_bin) continue;  // no measured reference
+      Cell cross, own;
+      for (std::size_t seed = 1; seed <= a.seeds; ++seed) {
+        const Draw d = draw(t, tf, k, seed);
+        CrossDeviceOptions co = a.cross;
+        co.samples = k;
+        co.calibration = calibration_options(a, loss, seed);
+        const CrossDeviceRule rule = rehearse_new_device(rehearsal, co);
+        if (a.explain && seed == 1) explain(rule);
+        judge(adapt_with_rule(rule, t.candidates.front().device->name, d.kc, d.kf, d.kt, t.candidates, tf), t, tf, d,
+              a.alpha, cross);
+        if (k >= 10) {
+          DeviceAdaptationOptions o;
+          o.adapt_fraction = a.adapt_fraction;
+          o.calibration = calibration_options(a, loss, seed);
+          judge(adapt_to_device(t.candidates.front().device->name, d.kc, d.kf, d.kt, o), t, tf, d, a.alpha, own);
+        }
+      }
+      rows.push_back({{"kernel", t.kernel},
+                      {"device", t.device},
+                      {"loss", loss_name},
+                      {"k", k},
+                      {"rehearsal_gpus", units.size()},
+                      {"cross_device", cross.to_json()},
+                      {"own_k", own.to_json()}});
+    }
+  }
+  return rows;
+}
+
+void print_row(const json& r) {
+  auto cell = [](const json& c) {
+    if (c["runs"].get<std::size_t>() == 0) return std::string("          -");
+    return fmt::format("{:5.1f}% +- {:4.1f}, risk {:.3f}, >alpha {:2}", 100 * c["answered_share"].get<double>(),
+                       100 * c["answered_share_se"].get<double>(), c["risk"].get<double>(),
+                       c["runs_over_alpha"].get<std::size_t>());
+  };
+  fmt::print("  {:<15} K={:<3} cross-device ({:2} GPUs): {}   own K: {}\n", r["loss"].get<std::string>(),
+             r["k"].get<std::size_t>(), r["rehearsal_gpus"].get<std::size_t>(), cell(r["cross_device"]),
+             cell(r["own_k"]));
+}
+
+// Per loss and K over the splits: the median split's answered share and the runs over alpha.
+json summarise(const Args& a, const std::vector<json>& rows) {
+  json table = json::array();
+  for (const auto& loss : a.losses)
+    for (const std::size_t k : a.ks)
+      for (const char* which : {"cross_device", "own_k"}) {
+        std::vector<double> shares;
+        std::size_t runs = 0, over = 0;
+        for (const auto& r : rows)
+          if (r["loss"] == loss && r["k"] == k && r[which]["runs"].get<std::size_t>() > 0) {
+            shares.push_back(r[which]["answered_share"].get<double>());
+            runs += r[which]["runs"].get<std::size_t>();
+            over += r[which]["runs_over_alpha"].get<std::size_t>();
+          }
+        if (shares.empty()) continue;
+        std::sort(shares.begin(), shares.end());
+        const std::size_t n = shares.size();
+        const double median = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+        table.push_back({{"loss", loss}, {"k", k}, {"calibration", which}, {"splits", n}, {"median_answered", median},
+                         {"runs", runs}, {"runs_over_alpha", over}, {"allowed", bench::allowed_violations(runs, a.delta)}});
+      }
+  return table;
+}
+
+std::vector<json> read_finished(const fs::path& out) {
+  std::vector<json> rows;
+  if (out.empty() || !fs::exists(out)) return rows;
+  std::ifstream in(out);
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    try {
+      rows.push_back(json::parse(line));
+    } catch (const json::exception& e) {
+      throw invalid_argument_error(fmt::format("{}:{}: not a JSON row ({})", out.string(), n, e.what()));
+    }
+  }
+  return rows;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
   const Args a = parse(argc, argv);
-  nlohmann::json rows = nlohmann::json::array();
-  const double allowed_mean = a.delta * static_cast<double>(a.seeds);
-  const double allowed = allowed_mean + 2 * std::sqrt(allowed_mean * (1 - a.delta));
+  const std::vector<Space> spaces = load_spaces(a);
+  ForecastMemo memo(a, spaces);
+  std::vector<json> rows = read_finished(a.out);
+  std::ofstream out;
+  if (!a.out.empty()) out.open(a.out, std::ios::app);
   if (!a.json)
-    fmt::print("New GPU after K random measurements, leave one GPU out; {} seeds; alpha = delta = {}; adapt share {}\n"
-               "answered = share of the device's other configurations answered without measuring (+- se);\n"
-               "risk = pooled realised risk among them; >alpha = runs whose own risk exceeded alpha (allowed {:.1f})\n\n",
-               a.seeds, a.alpha, a.adapt_fraction, allowed);
-  for (const auto& kernel : a.kernels) {
-    const auto files = space_files(a, kernel);
-    for (const auto& target : files) {
-      const std::string device = device_of(target);
-      if (!a.devices.empty() && std::find(a.devices.begin(), a.devices.end(), device) == a.devices.end()) continue;
-      const auto t0 = std::chrono::steady_clock::now();
-      const HeldOut h = forecast_held_out(a, kernel, target, files);
-      const double fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!a.json)
-        fmt::print("{} / {} held out: trained on {} points of {} other device(s) in {:.0f} s, {} configurations\n",
-                   kernel, device, h.training_points, h.training_devices, fit_s, h.candidates.size());
-      for (const auto& loss_name : a.losses) {
-        const DeferralLoss loss = parse_deferral_loss(loss_name);
-        for (const std::size_t k : a.ks) {
-          Cell adapted, raw;
-          for (std::size_t s = 1; s <= a.seeds; ++s) {
-            run_seed(a, h, k, loss, s, true, adapted);
-            run_seed(a, h, k, loss, s, false, raw);
-          }
-          if (!a.json)
-            fmt::print("  {:<15} K={:<3} adapted: answered {:5.1f}% +- {:4.1f}, risk {:.3f}, >alpha {:2}/{}, certified "
-                       "{:2}/{}   raw: answered {:5.1f}%, risk {:.3f}, >alpha {:2}\n",
-                       loss_name, k, 100 * adapted.share(), 100 * adapted.share_se(), adapted.risk(), adapted.over_alpha,
-                       adapted.runs, adapted.certified, adapted.runs, 100 * raw.share(), raw.risk(), raw.over_alpha);
-          auto cell_json = [](const Cell& c) {
-            return nlohmann::json{{"runs", c.runs},         {"certified", c.certified}, {"answered_share", c.share()},
-                                  {"answered_share_se", c.share_se()}, {"answered", c.answered},
-                                  {"losses", c.losses},     {"risk", c.risk()},         {"runs_over_alpha", c.over_alpha}};
-          };
-          rows.push_back({{"kernel", kernel},
-                          {"device", device},
-                          {"loss", loss_name},
-                          {"k", k},
-                          {"adapted", cell_json(adapted)},
-                          {"raw", cell_json(raw)}});
-        }
-      }
+    fmt::print("New GPU after K random measurements, leave one GPU out; {} seeds; alpha = delta = {}; rehearsal GPUs: "
+               "{}\nanswered = share of the held-out GPU's other configurations answered without measuring (+- se "
+               "over seeds); risk = pooled realised risk among them; >alpha = seeds whose own risk exceeded alpha\n\n",
+               a.seeds, a.alpha, a.rehearsal == "all" ? "every vendor" : "the held-out GPU's vendor");
+  for (std::size_t t = 0; t < spaces.size(); ++t) {
+    const Space& s = spaces[t];
+    if (!bench::wanted(a.kernels, s.kernel) || !bench::wanted(a.devices, s.device)) continue;
+    const bool done = std::any_of(rows.begin(), rows.end(), [&](const json& r) {
+      return r["kernel"] == s.kernel && r["device"] == s.device;
+    });
+    if (done) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<json> split = run_split(a, spaces, t, memo);
+    if (!a.json) {
+      fmt::print("{} / {} held out ({} configurations; {:.0f} s, {} models fitted so far)\n", s.kernel, s.device,
+                 s.candidates.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 memo.fits());
+      for (const auto& r : split) print_row(r);
+      std::fflush(stdout);
+    }
+    for (const auto& r : split) {
+      if (out.is_open()) out << r.dump() << "\n" << std::flush;
+      rows.push_back(r);
     }
   }
-  if (a.json)
-    fmt::print("{}\n", nlohmann::json{{"alpha", a.alpha},
-                                      {"delta", a.delta},
-                                      {"seeds", a.seeds},
-                                      {"adapt_fraction", a.adapt_fraction},
-                                      {"allowed_runs_over_alpha", allowed},
-                                      {"rows", rows}}
+  const json table = summarise(a, rows);
+  if (a.json) {
+    fmt::print("{}\n", json{{"alpha", a.alpha}, {"delta", a.delta}, {"seeds", a.seeds}, {"rehearsal", a.rehearsal},
+                            {"summary", table}, {"rows", rows}}
                            .dump(1));
+    return 0;
+  }
+  fmt::print("\nOver the splits: median answered share; runs (split x seed) whose risk exceeded alpha, against the "
+             "allowance delta * runs + 2 binomial sd\n");
+  for (const auto& r : table)
+    fmt::print("  {:<15} K={:<3} {:<13} {:2} splits: median answered {:5.1f}%, over alpha {:3} of {:4} (allowed {})\n",
+               r["loss"].get<std::string>(), r["k"].get<std::size_t>(), r["calibration"].get<std::string>(),
+               r["splits"].get<std::size_t>(), 100 * r["median_answered"].get<double>(),
+               r["runs_over_alpha"].get<std::size_t>(), r["runs"].get<std::size_t>(), r["allowed"].get<std::size_t>());
   return 0;
 } catch (const std::exception& e) {
   fmt::print(stderr, "new_device_trust: {}\n", e.what());

@@ -115,6 +115,17 @@ SelectiveCalibrator SelectiveCalibrator::fit(std::span<const Candidate> candidat
   return c;
 }
 
+SelectiveCalibrator SelectiveCalibrator::from_parts(const CalibrationOptions& options, MondrianConformal conformal,
+                                                    LttResult deferral) {
+  check_options(options);
+  if (!conformal.fitted()) throw invalid_argument_error("a calibrator's conformal part must be fitted");
+  SelectiveCalibrator c;
+  c.m_options = options;
+  c.m_conformal = std::move(conformal);
+  c.m_deferral = std::move(deferral);
+  return c;
+}
+
 double SelectiveCalibrator::confidence_of(const Forecast& f, const Interval& iv) const {
   return confidence_score(m_options.confidence, f, iv);
 }

@@ -82,6 +82,12 @@ class SelectiveCalibrator {
   static SelectiveCalibrator fit(std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
                                  std::span<const double> observed_ms, const CalibrationOptions& options = {});
 
+  // A calibrator made of parts fitted elsewhere (cross-device calibration: intervals and a
+  // threshold from rehearsal GPUs). Throws invalid_argument_error for bad options or an unfitted
+  // conformal part.
+  static SelectiveCalibrator from_parts(const CalibrationOptions& options, MondrianConformal conformal,
+                                        LttResult deferral);
+
   // The decision for one forecast; reference_ms (a measured reference runtime) adds the
   // speedup-bin probabilities. Thread-safe (const, no shared mutable state).
   [[nodiscard]] Decision decide(const Candidate& c, const Forecast& f,

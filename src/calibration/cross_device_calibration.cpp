@@ -1,0 +1,281 @@
+#include "calibration/cross_device_calibration.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <random>
+
+#include "gpuforecast/calibration/device_adaptation.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast {
+
+namespace {
+
+constexpr std::size_t never = static_cast<std::size_t>(-1);
+
+bool needs_reference(const CalibrationOptions& o) {
+  return o.loss == DeferralLoss::wrong_bin || o.confidence == ConfidenceScore::top_bin_probability;
+}
+
+void check_options(const CrossDeviceOptions& o) {
+  if (o.samples > 0 && o.samples < 3)
+    throw invalid_argument_error(fmt::format(
+        "cross-device calibration: {} measurements of the new device are too few to fit a correction (0, or at least 3)",
+        o.samples));
+  if (o.samples == 0 && needs_reference(o.calibration))
+    throw invalid_argument_error(
+        "cross-device calibration: the wrong_bin loss and the top-bin confidence need a measured reference, so K >= 3");
+  if (o.steps < 2)
+    throw invalid_argument_error(fmt::format("cross-device calibration: need at least 2 steps, got {}", o.steps));
+  if (!(o.start_fraction > 0 && o.start_fraction < 1))
+    throw invalid_argument_error(
+        fmt::format("cross-device calibration: start_fraction must lie in (0, 1), got {}", o.start_fraction));
+  if (!(o.calibration.delta > 0 && o.calibration.delta < 1) || !(o.calibration.risk_alpha > 0 && o.calibration.risk_alpha < 1))
+    throw invalid_argument_error(fmt::format("cross-device calibration: risk_alpha {} and delta {} must lie in (0, 1)",
+                                             o.calibration.risk_alpha, o.calibration.delta));
+}
+
+// What the K measurements of a device give: the forecast correction and the reference runtime.
+// One function for the rehearsal GPUs and the new one, so that both follow the same procedure.
+struct DeviceSample {
+  ForecastCorrection correction;
+  std::optional<double> reference_ms;
+};
+
+DeviceSample learn_from_samples(std::span<const Forecast> forecasts, std::span<const double> observed_ms,
+                                const CrossDeviceOptions& o) {
+  DeviceSample s;
+  if (forecasts.empty()) return s;
+  s.correction = fit_forecast_correction(forecasts, observed_ms, o.fit_slope);
+  if (needs_reference(o.calibration)) s.reference_ms = *std::min_element(observed_ms.begin(), observed_ms.end());
+  return s;
+}
+
+// A rehearsal GPU after its K draws: its other configurations, corrected.
+struct Rehearsed {
+  std::vector<Candidate> candidates;
+  std::vector<Forecast> forecasts;
+  std::vector<double> observed_ms;
+  std::optional<double> reference_ms;
+};
+
+Rehearsed rehearse(const RehearsalDevice& d, std::size_t index, const CrossDeviceOptions& o) {
+  const std::size_t n = d.candidates.size();
+  if (d.forecasts.size() != n || d.observed_ms.size() != n)
+    throw invalid_argument_error(fmt::format("rehearsal device {}: {} candidates, {} forecasts and {} runtimes", d.name, n,
+                                             d.forecasts.size(), d.observed_ms.size()));
+  if (n <= o.samples)
+    throw invalid_argument_error(fmt::format(
+        "rehearsal device {}: {} successful runs, need more than the K = {} that adapt", d.name, n, o.samples));
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(d.observed_ms[i] > 0) || !std::isfinite(d.observed_ms[i]))
+      throw invalid_argument_error(fmt::format("rehearsal device {}: runtime {} ({}) is {} ms", d.name, i,
+                                               d.candidates[i].describe(), d.observed_ms[i]));
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  // Each device its own stream, so adding a device leaves the others' draws as they were.
+  std::mt19937_64 rng(o.calibration.seed * 0x9e3779b97f4a7c15ULL + index);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<Forecast> kf;
+  std::vector<double> kt;
+  for (std::size_t j = 0; j < o.samples; ++j) {
+    kf.push_back(d.forecasts[order[j]]);
+    kt.push_back(d.observed_ms[order[j]]);
+  }
+  const DeviceSample s = learn_from_samples(kf, kt, o);
+  Rehearsed r;
+  r.reference_ms = s.reference_ms;
+  for (std::size_t j = o.samples; j < n; ++j) {
+    const std::size_t i = order[j];
+    r.candidates.push_back(d.candidates[i]);
+    r.forecasts.push_back(s.correction.apply(d.forecasts[i]));
+    r.observed_ms.push_back(d.observed_ms[i]);
+  }
+  return r;
+}
+
+// One rehearsal GPU's points as the rule sees them, most confident first.
+struct ScoredPoints {
+  std::vector<double> confidence;  // -inf for a forecast deferred whatever its confidence (p_fail)
+  std::vector<double> loss;
+};
+
+ScoredPoints score(const Rehearsed& r, const MondrianConformal& conformal, const CalibrationOptions& o) {
+  std::vector<std::pair<double, double>> pts;
+  pts.reserve(r.candidates.size());
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    Forecast f = r.forecasts[i];
+    const Interval iv = conformal.interval(r.candidates[i], f);
+    if (r.reference_ms) f.bin_probabilities = bin_probabilities(f, iv, o.alpha, *r.reference_ms);
+    const double conf =
+        f.p_fail > o.max_p_fail ? -std::numeric_limits<double>::infinity() : confidence_score(o.confidence, f, iv);
+    pts.emplace_back(conf, deferral_loss(o, f, r.observed_ms[i], r.reference_ms));
+  }
+  std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  ScoredPoints s;
+  for (const auto& [c, l] : pts) {
+    s.confidence.push_back(c);
+    s.loss.push_back(l);
+  }
+  return s;
+}
+
+// Answered and lost when a GPU answers its `share` most confident configurations: a prefix of its
+// sorted points (never one deferred whatever its confidence).
+std::pair<std::size_t, std::size_t> answered_at(const ScoredPoints& s, double share) {
+  const auto finite = static_cast<std::size_t>(
+      std::partition_point(s.confidence.begin(), s.confidence.end(), [](double c) { return std::isfinite(c); }) -
+      s.confidence.begin());
+  const std::size_t n =
+      std::min(finite, static_cast<std::size_t>(std::ceil(share * static_cast<double>(s.confidence.size()) - 1e-9)));
+  const double losses = std::accumulate(s.loss.begin(), s.loss.begin() + static_cast<std::ptrdiff_t>(n), 0.0);
+  return {n, static_cast<std::size_t>(std::lround(losses))};
+}
+
+// The sequence: evenly spaced shares from start_fraction to all, fixed before any data is seen.
+std::vector<CrossDeviceStep> share_sequence(const CrossDeviceOptions& o) {
+  std::vector<CrossDeviceStep> steps;
+  for (std::size_t i = 0; i < o.steps; ++i)
+    steps.push_back({o.start_fraction + (1 - o.start_fraction) * static_cast<double>(i) /
+                                            static_cast<double>(o.steps - 1),
+                     0, false});
+  return steps;
+}
+
+}  // namespace
+
+CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, const CrossDeviceOptions& o) {
+  check_options(o);
+  if (devices.empty()) throw invalid_argument_error("cross-device calibration needs at least one rehearsal device");
+  const CalibrationOptions& co = o.calibration;
+  CrossDeviceRule rule;
+  rule.options = o;
+  rule.options.calibration.group_by = GroupBy::none;
+  rule.devices = devices.size();
+
+  std::vector<Rehearsed> rehearsed;
+  for (std::size_t u = 0; u < devices.size(); ++u) rehearsed.push_back(rehearse(devices[u], u, o));
+  {
+    std::vector<Candidate> c;
+    std::vector<Forecast> f;
+    std::vector<double> t;
+    for (const auto& r : rehearsed) {
+      c.insert(c.end(), r.candidates.begin(), r.candidates.end());
+      f.insert(f.end(), r.forecasts.begin(), r.forecasts.end());
+      t.insert(t.end(), r.observed_ms.begin(), r.observed_ms.end());
+    }
+    rule.conformal = MondrianConformal(co.alpha, co.score, GroupBy::none, co.min_group_size);
+    rule.conformal.fit(c, f, t);
+  }
+  std::vector<ScoredPoints> scored;
+  for (const auto& r : rehearsed) scored.push_back(score(r, rule.conformal, rule.options.calibration));
+
+  rule.steps = share_sequence(o);
+  for (std::size_t u = 0; u < devices.size(); ++u) {
+    RehearsalOutcome out{devices[u].name, scored[u].confidence.size(), 0, 0, never, {}};
+    for (std::size_t i = 0; i < rule.steps.size(); ++i) {
+      const auto [answered, losses] = answered_at(scored[u], rule.steps[i].share);
+      out.risks.push_back(answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0);
+      if (out.failed_at == never && static_cast<double>(losses) > co.risk_alpha * static_cast<double>(answered))
+        out.failed_at = i;
+    }
+    rule.outcomes.push_back(out);
+  }
+  // k: the most rehearsal GPUs that may have failed, (k + 1) / (n + 1) <= delta.
+  const double slots = co.delta * static_cast<double>(devices.size() + 1) + 1e-9;
+  const bool enough = slots >= 1;
+  rule.allowed_failures = enough ? static_cast<std::size_t>(std::floor(slots)) - 1 : 0;
+  for (std::size_t i = 0; i < rule.steps.size(); ++i) {
+    auto& step = rule.steps[i];
+    for (std::size_t u = 0; u < devices.size(); ++u) step.failed += rule.outcomes[u].failed_at <= i;
+    step.certified = enough && step.failed <= rule.allowed_failures && (i == 0 || rule.steps[i - 1].certified);
+    if (step.certified) {
+      rule.any_valid = true;
+      rule.share = step.share;
+    }
+  }
+  for (std::size_t u = 0; u < devices.size(); ++u) {
+    const auto [answered, losses] =
+        rule.any_valid ? answered_at(scored[u], rule.share) : std::pair<std::size_t, std::size_t>{0, 0};
+    rule.outcomes[u].answered = answered;
+    rule.outcomes[u].losses = losses;
+  }
+  return rule;
+}
+
+SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                    std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
+                                    std::span<const double> observed_ms, std::span<const Candidate> space,
+                                    std::span<const Forecast> space_forecasts) {
+  const CrossDeviceOptions& o = rule.options;
+  if (candidates.size() != o.samples || forecasts.size() != o.samples || observed_ms.size() != o.samples)
+    throw invalid_argument_error(fmt::format(
+        "the cross-device rule was rehearsed for K = {} measurements of a new device; got {} candidates, {} forecasts "
+        "and {} runtimes",
+        o.samples, candidates.size(), forecasts.size(), observed_ms.size()));
+  if (space.empty() || space.size() != space_forecasts.size())
+    throw invalid_argument_error(fmt::format("adapting to {}: {} configurations to decide and {} forecasts of them",
+                                             device, space.size(), space_forecasts.size()));
+  auto check_device = [&](const Candidate& c, std::size_t i, const char* what) {
+    if (!c.device || c.device->name != device)
+      throw invalid_argument_error(
+          fmt::format("adapting to {}: {} {} ({}) is of another device", device, what, i, c.describe()));
+  };
+  for (std::size_t i = 0; i < candidates.size(); ++i) check_device(candidates[i], i, "measurement");
+  for (std::size_t i = 0; i < space.size(); ++i) check_device(space[i], i, "configuration");
+  const DeviceSample s = learn_from_samples(forecasts, observed_ms, o);
+  CalibrationOptions co = o.calibration;
+  if (s.reference_ms) co.reference_ms = *s.reference_ms;
+
+  // The confidence that answers the certified share of the space, scored as decide() will.
+  std::vector<double> confidence;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    Forecast f = s.correction.apply(space_forecasts[i]);
+    const Interval iv = rule.conformal.interval(space[i], f);
+    if (s.reference_ms) f.bin_probabilities = bin_probabilities(f, iv, co.alpha, *s.reference_ms);
+    if (!(f.p_fail > co.max_p_fail)) confidence.push_back(confidence_score(co.confidence, f, iv));
+  }
+  std::sort(confidence.begin(), confidence.end(), std::greater<>());
+  const auto answered = std::min(
+      confidence.size(), static_cast<std::size_t>(std::ceil(rule.share * static_cast<double>(space.size()) - 1e-9)));
+  LttResult d;
+  d.alpha = co.risk_alpha;
+  d.delta = co.delta;
+  d.any_valid = rule.any_valid && answered > 0;
+  d.threshold = d.any_valid ? confidence[answered - 1] : std::numeric_limits<double>::infinity();
+  d.coverage = d.any_valid ? rule.share : 0;
+  std::size_t losses = 0;
+  for (const auto& out : rule.outcomes) {
+    d.calibration_size += out.configurations;
+    d.accepted += out.answered;
+    losses += out.losses;
+  }
+  d.empirical_risk = d.accepted ? static_cast<double>(losses) / static_cast<double>(d.accepted) : 0;
+  d.risk_upper_bound = binomial_upper_bound(losses, d.accepted, co.delta);
+  SelectiveCalibrator c = SelectiveCalibrator::from_parts(co, rule.conformal, std::move(d));
+  c.restrict_to_device(DeviceScope{device, s.correction, o.samples});
+  return c;
+}
+
+std::string CrossDeviceRule::describe() const {
+  const auto& co = options.calibration;
+  std::string s = fmt::format(
+      "rehearsed on {} GPUs, each playing a new one adapted from K = {} of its measurements; a new GPU's risk among "
+      "answered forecasts ({}) exceeds {} with probability <= {} if it is exchangeable with them (drawn like them)",
+      devices, options.samples, to_string(co.loss), co.risk_alpha, co.delta);
+  if (co.delta * static_cast<double>(devices + 1) < 1 - 1e-9)
+    return s + fmt::format("; {} GPUs are too few for delta {} (need {}): every forecast is deferred", devices, co.delta,
+                           static_cast<std::size_t>(std::ceil(1 / co.delta - 1 - 1e-9)));
+  if (!any_valid)
+    return s + fmt::format("; more than {} of them exceed {} already at the first share: every forecast is deferred",
+                           allowed_failures, co.risk_alpha);
+  return s + fmt::format("; answer the {:.0f}% most confident ({}) of a GPU's configurations (at most {} of the {} above "
+                         "{} there)",
+                         100 * share, to_string(co.confidence), allowed_failures, devices, co.risk_alpha);
+}
+
+}  // namespace gpuforecast

@@ -1,0 +1,276 @@
+// Cross-device calibration: the walk over shares and its allowance k against rehearsal GPUs whose
+// forecasts are known to be right or wrong, the input checks, the archive round trip, and on
+// real data (k-NN forecasts of the shared NVIDIA spaces, each from the kernel's other GPUs) the
+// rotation that the guarantee is about: each GPU in turn is the new one, the others rehearse.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "calibration/cross_device_calibration.hpp"
+#include "gpuforecast/core/archive.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/knn.hpp"
+#include "support/data.hpp"
+
+using namespace gpuforecast;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A GPU of 200 configurations whose forecasts are `factor` times too slow on the `wrong` most
+// confident of them (narrowest spread) and within 3% elsewhere.
+RehearsalDevice synthetic_gpu(const std::string& name, std::size_t wrong = 0, double factor = 2) {
+  RehearsalDevice d;
+  d.name = name;
+  const auto device = std::make_shared<const Device>(Device::unknown(name));
+  const auto names = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"x"});
+  for (std::size_t i = 0; i < 200; ++i) {
+    Candidate c;
+    c.kernel = "k";
+    c.device = device;
+    c.config = Config(names, {Value(static_cast<std::int64_t>(i))});
+    const double t = 1 + 0.01 * static_cast<double>(i);
+    Forecast f;
+    f.median_ms = i < wrong ? t * factor : t;
+    f.spread = 0.05 + 0.001 * static_cast<double>(i);  // the first are the most confident
+    f.lower_ms = f.median_ms * std::exp(-f.spread);
+    f.upper_ms = f.median_ms * std::exp(f.spread);
+    d.candidates.push_back(c);
+    d.forecasts.push_back(f);
+    // A few percent off, within the 10% tolerance: the intervals get a width to rank by.
+    d.observed_ms.push_back(t * (1 + 0.03 * std::sin(static_cast<double>(i))));
+  }
+  return d;
+}
+
+CrossDeviceOptions relative_error_options(std::size_t k, std::uint64_t seed = 1) {
+  CrossDeviceOptions o;
+  o.samples = k;
+  o.calibration.seed = seed;
+  return o;  // relative_error, interval width, alpha = delta = 0.1
+}
+
+std::vector<RehearsalDevice> synthetic_gpus(std::size_t n) {
+  std::vector<RehearsalDevice> gpus;
+  for (std::size_t i = 0; i < n; ++i) gpus.push_back(synthetic_gpu("gpu" + std::to_string(i)));
+  return gpus;
+}
+
+}  // namespace
+
+TEST_CASE("cross-device rule: k of n rehearsal GPUs may fail, with (k + 1) / (n + 1) <= delta") {
+  // Nine exact GPUs: k = 0, everything certified.
+  auto gpus = synthetic_gpus(9);
+  auto rule = rehearse_new_device(gpus, relative_error_options(0));
+  CHECK(rule.devices == 9);
+  CHECK(rule.allowed_failures == 0);
+  REQUIRE(rule.any_valid);
+  CHECK(rule.share == Approx(1.0));
+  CHECK_THAT(rule.describe(), Contains("100% most confident"));
+
+  // One GPU wrong on its 30 most confident (15% of it): it fails from the first share on, and
+  // with k = 0 nothing is certified.
+  gpus[4] = synthetic_gpu("gpu4", 30);
+  rule = rehearse_new_device(gpus, relative_error_options(0));
+  CHECK(rule.outcomes[4].failed_at == 0);
+  CHECK_FALSE(rule.any_valid);
+  CHECK_THAT(rule.describe(), Contains("more than 0 of them exceed 0.1"));
+
+  // Nineteen GPUs allow one failure (0.1 * 20 = 2 slots): the same bad GPU no longer blocks.
+  for (std::size_t i = 9; i < 19; ++i) gpus.push_back(synthetic_gpu("gpu" + std::to_string(i)));
+  rule = rehearse_new_device(gpus, relative_error_options(0));
+  CHECK(rule.allowed_failures == 1);
+  REQUIRE(rule.any_valid);
+  CHECK(rule.share == Approx(1.0));
+
+  // A second GPU wrong on its 60 most confident (30%) fails at every share up to about 0.3/0.1:
+  // the walk stops before the first share at which two have failed.
+  gpus[11] = synthetic_gpu("gpu11", 60);
+  rule = rehearse_new_device(gpus, relative_error_options(0));
+  REQUIRE_FALSE(rule.any_valid);
+  // Wrong only on its 10 most confident (5%): its risk falls below 0.1 from a share of 0.5 on
+  // (10 of 100 answered is not above 0.1), so it fails at the first share only.
+  gpus[11] = synthetic_gpu("gpu11", 10);
+  rule = rehearse_new_device(gpus, relative_error_options(0));
+  CHECK(rule.outcomes[11].failed_at == 0);
+  CHECK(rule.steps.front().failed == 2);
+  CHECK_FALSE(rule.any_valid);  // a failure counts from the share it first happened at
+}
+
+TEST_CASE("cross-device rule: too few rehearsal GPUs for delta defer everything, and say so") {
+  const auto gpus = synthetic_gpus(8);
+  const auto rule = rehearse_new_device(gpus, relative_error_options(0));
+  CHECK_FALSE(rule.any_valid);
+  CHECK_THAT(rule.describe(), Contains("8 GPUs are too few for delta 0.1 (need 9)"));
+  const auto target = synthetic_gpu("new");
+  const auto cal = adapt_with_rule(rule, "new", {}, {}, {}, target.candidates, target.forecasts);
+  for (std::size_t i = 0; i < 20; ++i) CHECK(cal.decide(target.candidates[i], target.forecasts[i]).defer);
+}
+
+TEST_CASE("cross-device calibration: the new GPU answers the certified share of its configurations, corrected") {
+  const auto gpus = synthetic_gpus(9);
+  // Ten measurements of a narrow range of runtimes say little of a slope: the offset alone.
+  CrossDeviceOptions o = relative_error_options(10);
+  o.fit_slope = false;
+  const auto rule = rehearse_new_device(gpus, o);
+  REQUIRE(rule.any_valid);
+  // The new GPU runs everything 1.5x slower than forecast: ten measurements correct that.
+  auto target = synthetic_gpu("new");
+  for (auto& t : target.observed_ms) t *= 1.5;
+  const auto k = std::span(target.candidates).first(10);
+  const auto cal = adapt_with_rule(rule, "new", k, std::span(target.forecasts).first(10),
+                                   std::span(target.observed_ms).first(10), target.candidates, target.forecasts);
+  REQUIRE(cal.device_scope());
+  const Forecast corrected = cal.device_scope()->correction.apply(target.forecasts[100]);
+  CHECK(corrected.median_ms == Approx(1.5 * target.forecasts[100].median_ms).epsilon(0.05));
+  std::size_t answered = 0;
+  for (std::size_t i = 0; i < target.candidates.size(); ++i) {
+    const Decision d = cal.decide(target.candidates[i], target.forecasts[i]);
+    answered += !d.defer;
+    if (!d.defer) CHECK(d.forecast.median_ms == Approx(target.observed_ms[i]).epsilon(0.05));
+  }
+  CHECK(answered == target.candidates.size());
+  // Another device's candidate is deferred, as every device-scoped calibration does.
+  const auto other = synthetic_gpu("other");
+  CHECK(cal.decide(other.candidates[0], other.forecasts[0]).defer);
+
+  // The archive keeps the threshold, the scope and the intervals.
+  ArchiveWriter w;
+  cal.save(w);
+  ArchiveReader r(w.data(), "test");
+  const auto back = SelectiveCalibrator::load(r);
+  for (std::size_t i = 0; i < target.candidates.size(); i += 7) {
+    const Decision a = cal.decide(target.candidates[i], target.forecasts[i]);
+    const Decision b = back.decide(target.candidates[i], target.forecasts[i]);
+    CHECK(a.defer == b.defer);
+    CHECK(a.confidence == b.confidence);
+  }
+}
+
+TEST_CASE("cross-device calibration names bad input") {
+  auto gpus = synthetic_gpus(9);
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, relative_error_options(2)), Contains("2 measurements") && Contains("too few"));
+  CrossDeviceOptions bins = relative_error_options(0);
+  bins.calibration.loss = DeferralLoss::wrong_bin;
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, bins), Contains("wrong_bin") && Contains("K >= 3"));
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, relative_error_options(200)),
+                    Contains("rehearsal device gpu0: 200 successful runs"));
+  gpus[3].observed_ms[17] = std::nan("");
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, relative_error_options(5)), Contains("gpu3: runtime 17"));
+  gpus[3] = synthetic_gpu("gpu3");
+  gpus[5].forecasts.pop_back();
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, relative_error_options(5)), Contains("gpu5: 200 candidates, 199 forecasts"));
+  gpus[5] = synthetic_gpu("gpu5");
+
+  const auto rule = rehearse_new_device(gpus, relative_error_options(5));
+  const auto target = synthetic_gpu("new");
+  const auto c = std::span(target.candidates);
+  const auto f = std::span(target.forecasts);
+  const auto t = std::span(target.observed_ms);
+  CHECK_THROWS_WITH(adapt_with_rule(rule, "new", c.first(6), f.first(6), t.first(6), c, f),
+                    Contains("rehearsed for K = 5") && Contains("got 6 candidates"));
+  CHECK_THROWS_WITH(adapt_with_rule(rule, "other", c.first(5), f.first(5), t.first(5), c, f),
+                    Contains("measurement 0") && Contains("another device"));
+  const auto stranger = synthetic_gpu("stranger");
+  CHECK_THROWS_WITH(adapt_with_rule(rule, "new", c.first(5), f.first(5), t.first(5), stranger.candidates, f),
+                    Contains("configuration 0") && Contains("another device"));
+  CHECK_THROWS_WITH(adapt_with_rule(rule, "new", c.first(5), f.first(5), t.first(5), {}, {}),
+                    Contains("0 configurations to decide"));
+}
+
+namespace {
+
+struct RealSpace {
+  std::string name, device;
+  RehearsalDevice gpu;
+};
+
+// k-NN forecasts of each shared NVIDIA space of gemm, pnpoly and convolution, trained on 1,500
+// seeded runs of the kernel's other three GPUs; 600 seeded configurations of each space are
+// kept (enough for risk curves, cheap for the sanitizer build).
+const std::vector<RealSpace>& real_spaces() {
+  static const std::vector<RealSpace> spaces = [] {
+    const std::vector<std::string> devices{"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"};
+    std::vector<RealSpace> out;
+    for (const std::string kernel : {"gemm", "pnpoly", "convolution"}) {
+      std::vector<SpaceData> data;
+      for (const auto& d : devices) data.push_back(load_space(test::cache_file(kernel, d).string()));
+      for (std::size_t target = 0; target < devices.size(); ++target) {
+        std::vector<Observation> train;
+        for (std::size_t j = 0; j < devices.size(); ++j)
+          if (j != target)
+            for (const auto& o : data[j].observations)
+              if (o.measurement.ok() && o.measurement.median_ms > 0) train.push_back(o);
+        std::mt19937_64 rng(11 + target);
+        std::shuffle(train.begin(), train.end(), rng);
+        train.resize(1500);
+        KnnSurrogate knn;
+        knn.fit(train);
+        RealSpace s{kernel + "/" + devices[target], devices[target], {}};
+        s.gpu.name = s.name;
+        std::vector<const Observation*> ok;
+        for (const auto& o : data[target].observations)
+          if (o.measurement.ok() && o.measurement.median_ms > 0) ok.push_back(&o);
+        std::shuffle(ok.begin(), ok.end(), rng);
+        ok.resize(std::min<std::size_t>(ok.size(), 600));
+        for (const auto* o : ok) {
+          s.gpu.candidates.push_back(o->candidate);
+          s.gpu.observed_ms.push_back(o->measurement.median_ms);
+        }
+        s.gpu.forecasts = knn.predict(s.gpu.candidates);
+        out.push_back(std::move(s));
+      }
+    }
+    return out;
+  }();
+  return spaces;
+}
+
+}  // namespace
+
+// Each of the 12 spaces in turn is the new GPU; the spaces of the other GPUs (9) rehearse, so
+// k = 0. Over the 12 x 3 seeds, a new GPU whose risk at the certified share exceeds alpha is
+// the event the rule bounds by delta; the allowance is delta * runs plus two binomial standard
+// deviations (3.6 + 3.6 = 7 of 36). The rule must also answer something somewhere, or the test
+// would pass for a rule that never answers.
+TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk bound holds (wrong_bin, K = 30)") {
+  const auto& spaces = real_spaces();
+  std::size_t runs = 0, over = 0, answering = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (const auto& target : spaces) {
+      std::vector<RehearsalDevice> rehearsal;
+      for (const auto& s : spaces)
+        if (s.device != target.device) rehearsal.push_back(s.gpu);
+      CrossDeviceOptions o = relative_error_options(30, seed);
+      o.calibration.loss = DeferralLoss::wrong_bin;
+      o.calibration.confidence = ConfidenceScore::top_bin_probability;
+      const auto rule = rehearse_new_device(rehearsal, o);
+      CHECK(rule.devices == 9);
+      const auto& g = target.gpu;
+      const auto k = std::span(g.candidates).first(30);
+      const auto cal = adapt_with_rule(rule, g.candidates.front().device->name, k, std::span(g.forecasts).first(30),
+                                       std::span(g.observed_ms).first(30), g.candidates, g.forecasts);
+      std::size_t answered = 0, losses = 0;
+      const auto ref = cal.options().reference_ms;
+      for (std::size_t i = 30; i < g.candidates.size(); ++i) {
+        const Decision d = cal.decide(g.candidates[i], g.forecasts[i]);
+        if (d.defer) continue;
+        ++answered;
+        losses += deferral_loss(cal.options(), d.forecast, g.observed_ms[i], ref) > 0.5;
+      }
+      INFO(target.name << " seed " << seed << ": " << rule.describe() << "; answered " << answered << ", wrong "
+                       << losses);
+      ++runs;
+      answering += answered > 0;
+      over += answered > 0 && static_cast<double>(losses) > 0.1 * static_cast<double>(answered);
+    }
+  INFO(over << " of " << runs << " runs above alpha, " << answering << " answering");
+  CHECK(over <= 7);
+  CHECK(answering >= 1);
+}
