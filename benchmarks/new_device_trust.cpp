@@ -74,7 +74,7 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]\n"
       "                        [--losses relative_error,wrong_bin] [--surrogate default] [--rehearsal vendor|all]\n"
-      "                        [--steps 20] [--start-fraction 0.05] [--adapt-fraction 0.3]\n"
+      "                        [--steps 20] [--start-fraction 0.05] [--check-max-loss 0.1] [--adapt-fraction 0.3]\n"
       "                        [--alpha 0.1] [--delta 0.1] [--out FILE.jsonl] [--json] [--explain]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -86,6 +86,7 @@ Args parse(int argc, char** argv) {
       .text("--rehearsal", a.rehearsal)
       .number("--steps", a.cross.steps)
       .number("--start-fraction", a.cross.start_fraction)
+      .number("--check-max-loss", a.cross.check_max_loss)
       .number("--adapt-fraction", a.adapt_fraction)
       .number("--alpha", a.alpha)
       .number("--delta", a.delta)
@@ -232,8 +233,8 @@ void explain(const CrossDeviceRule& rule) {
   fmt::print("\n     risk per GPU at shares {:.2f} / {:.2f} / {:.2f}:\n", rule.steps.front().share,
              rule.steps[rule.steps.size() / 2].share, rule.steps.back().share);
   for (const auto& o : rule.outcomes)
-    fmt::print("       {:<30} {:.3f} / {:.3f} / {:.3f}\n", o.name, o.risks.front(), o.risks[o.risks.size() / 2],
-               o.risks.back());
+    fmt::print("       {:<30} {:.3f} / {:.3f} / {:.3f}  (check: {:.2f} of K lost)\n", o.name, o.risks.front(),
+               o.risks[o.risks.size() / 2], o.risks.back(), o.check_loss);
 }
 
 // One held-out space: both calibrations for every loss, K and seed; one JSON row per (loss, K).

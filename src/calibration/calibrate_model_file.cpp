@@ -13,6 +13,7 @@
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
+#include "calibration/calibration_data.hpp"
 
 namespace gpuforecast {
 
@@ -26,7 +27,8 @@ bool same_file(const std::string& x, const std::string& y) {
   return ec1 || ec2 ? x == y : cx == cy;
 }
 
-// The warning for calibration files the surrogate was trained on.
+}  // namespace
+
 void warn_if_trained_on(const TrainingSummary& trained, std::span<const std::string> data_files,
                         std::vector<std::string>& warnings) {
   for (const auto& d : data_files)
@@ -35,7 +37,13 @@ void warn_if_trained_on(const TrainingSummary& trained, std::span<const std::str
           "{} was used to train the surrogate; the guarantees assume calibration data the surrogate has not seen", d));
 }
 
-}  // namespace
+std::vector<std::size_t> device_sample_order(std::size_t n, std::uint64_t seed) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
 
 ModelFileCalibration calibrate_model_file(const std::string& model_path, std::span<const std::string> data_files,
                                           const std::string& out_path, const CalibrationOptions& options) {
@@ -81,10 +89,7 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
   if (cands.size() < samples)
     throw invalid_argument_error(fmt::format("{}: {} successful runs, fewer than the {} asked for", data_file,
                                              cands.size(), samples));
-  std::vector<std::size_t> order(cands.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(options.calibration.seed ^ 0x9e3779b97f4a7c15ULL);
-  std::shuffle(order.begin(), order.end(), rng);
+  const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
   const auto forecasts = surrogate.predict(cands);
   std::vector<Candidate> c;
   std::vector<Forecast> f;

@@ -29,6 +29,9 @@ void check_options(const CrossDeviceOptions& o) {
   if (o.samples == 0 && needs_reference(o.calibration))
     throw invalid_argument_error(
         "cross-device calibration: the wrong_bin loss and the top-bin confidence need a measured reference, so K >= 3");
+  if (!(o.check_max_loss >= 0 && o.check_max_loss <= 1))
+    throw invalid_argument_error(
+        fmt::format("cross-device calibration: check_max_loss must lie in [0, 1], got {}", o.check_max_loss));
   if (o.steps < 2)
     throw invalid_argument_error(fmt::format("cross-device calibration: need at least 2 steps, got {}", o.steps));
   if (!(o.start_fraction > 0 && o.start_fraction < 1))
@@ -55,8 +58,11 @@ DeviceSample learn_from_samples(std::span<const Forecast> forecasts, std::span<c
   return s;
 }
 
-// A rehearsal GPU after its K draws: its other configurations, corrected.
+// A rehearsal GPU after its K draws: its other configurations, corrected, and the K themselves.
 struct Rehearsed {
+  std::vector<Candidate> k_candidates;
+  std::vector<Forecast> k_forecasts;
+  std::vector<double> k_observed_ms;
   std::vector<Candidate> candidates;
   std::vector<Forecast> forecasts;
   std::vector<double> observed_ms;
@@ -80,14 +86,13 @@ Rehearsed rehearse(const RehearsalDevice& d, std::size_t index, const CrossDevic
   // Each device its own stream, so adding a device leaves the others' draws as they were.
   std::mt19937_64 rng(o.calibration.seed * 0x9e3779b97f4a7c15ULL + index);
   std::shuffle(order.begin(), order.end(), rng);
-  std::vector<Forecast> kf;
-  std::vector<double> kt;
-  for (std::size_t j = 0; j < o.samples; ++j) {
-    kf.push_back(d.forecasts[order[j]]);
-    kt.push_back(d.observed_ms[order[j]]);
-  }
-  const DeviceSample s = learn_from_samples(kf, kt, o);
   Rehearsed r;
+  for (std::size_t j = 0; j < o.samples; ++j) {
+    r.k_candidates.push_back(d.candidates[order[j]]);
+    r.k_forecasts.push_back(d.forecasts[order[j]]);
+    r.k_observed_ms.push_back(d.observed_ms[order[j]]);
+  }
+  const DeviceSample s = learn_from_samples(r.k_forecasts, r.k_observed_ms, o);
   r.reference_ms = s.reference_ms;
   for (std::size_t j = o.samples; j < n; ++j) {
     const std::size_t i = order[j];
@@ -97,6 +102,32 @@ Rehearsed rehearse(const RehearsalDevice& d, std::size_t index, const CrossDevic
   }
   return r;
 }
+
+// The check a GPU's own K measurements make: the share of them that are losses when each is
+// forecast as the other K - 1 would correct it (leave one out), scored under the rule's loss.
+double check_loss_share(std::span<const Candidate> c, std::span<const Forecast> f, std::span<const double> t,
+                        const MondrianConformal& conformal, const CrossDeviceOptions& o) {
+  if (c.size() < o.check_min_samples) return 0;
+  std::size_t losses = 0;
+  std::vector<Forecast> kf;
+  std::vector<double> kt;
+  for (std::size_t j = 0; j < c.size(); ++j) {
+    kf.clear();
+    kt.clear();
+    for (std::size_t i = 0; i < c.size(); ++i)
+      if (i != j) {
+        kf.push_back(f[i]);
+        kt.push_back(t[i]);
+      }
+    const DeviceSample s = learn_from_samples(kf, kt, o);
+    Forecast g = s.correction.apply(f[j]);
+    if (s.reference_ms) g.bin_probabilities = bin_probabilities(g, conformal.interval(c[j], g), o.calibration.alpha, *s.reference_ms);
+    losses += deferral_loss(o.calibration, g, t[j], s.reference_ms) > 0.5;
+  }
+  return static_cast<double>(losses) / static_cast<double>(c.size());
+}
+
+bool passes_check(double loss_share, const CrossDeviceOptions& o) { return loss_share <= o.check_max_loss; }
 
 // One rehearsal GPU's points as the rule sees them, most confident first.
 struct ScoredPoints {
@@ -171,12 +202,19 @@ CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, co
     rule.conformal = MondrianConformal(co.alpha, co.score, GroupBy::none, co.min_group_size);
     rule.conformal.fit(c, f, t);
   }
+  // A GPU whose own K measurements fail the check answers nothing, here as on a new GPU.
   std::vector<ScoredPoints> scored;
-  for (const auto& r : rehearsed) scored.push_back(score(r, rule.conformal, rule.options.calibration));
+  std::vector<double> checks;
+  for (const auto& r : rehearsed) {
+    checks.push_back(check_loss_share(r.k_candidates, r.k_forecasts, r.k_observed_ms, rule.conformal, o));
+    scored.push_back(score(r, rule.conformal, rule.options.calibration));
+    if (!passes_check(checks.back(), o)) std::fill(scored.back().confidence.begin(), scored.back().confidence.end(),
+                                                   -std::numeric_limits<double>::infinity());
+  }
 
   rule.steps = share_sequence(o);
   for (std::size_t u = 0; u < devices.size(); ++u) {
-    RehearsalOutcome out{devices[u].name, scored[u].confidence.size(), 0, 0, never, {}};
+    RehearsalOutcome out{devices[u].name, scored[u].confidence.size(), checks[u], 0, 0, never, {}};
     for (std::size_t i = 0; i < rule.steps.size(); ++i) {
       const auto [answered, losses] = answered_at(scored[u], rule.steps[i].share);
       out.risks.push_back(answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0);
@@ -230,6 +268,7 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   const DeviceSample s = learn_from_samples(forecasts, observed_ms, o);
   CalibrationOptions co = o.calibration;
   if (s.reference_ms) co.reference_ms = *s.reference_ms;
+  const bool checked = passes_check(check_loss_share(candidates, forecasts, observed_ms, rule.conformal, o), o);
 
   // The confidence that answers the certified share of the space, scored as decide() will.
   std::vector<double> confidence;
@@ -245,7 +284,7 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   LttResult d;
   d.alpha = co.risk_alpha;
   d.delta = co.delta;
-  d.any_valid = rule.any_valid && answered > 0;
+  d.any_valid = rule.any_valid && checked && answered > 0;
   d.threshold = d.any_valid ? confidence[answered - 1] : std::numeric_limits<double>::infinity();
   d.coverage = d.any_valid ? rule.share : 0;
   std::size_t losses = 0;
@@ -258,6 +297,14 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   d.risk_upper_bound = binomial_upper_bound(losses, d.accepted, co.delta);
   SelectiveCalibrator c = SelectiveCalibrator::from_parts(co, rule.conformal, std::move(d));
   c.restrict_to_device(DeviceScope{device, s.correction, o.samples});
+  return c;
+}
+
+DeviceCheck check_new_device(const CrossDeviceRule& rule, std::span<const Candidate> candidates,
+                             std::span<const Forecast> forecasts, std::span<const double> observed_ms) {
+  DeviceCheck c;
+  c.loss_share = check_loss_share(candidates, forecasts, observed_ms, rule.conformal, rule.options);
+  c.passed = passes_check(c.loss_share, rule.options);
   return c;
 }
 

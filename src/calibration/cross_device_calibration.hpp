@@ -54,12 +54,27 @@ struct CrossDeviceOptions {
   // unlucky losses of one GPU end the walk; coarse steps give a curve fewer chances to fail.
   std::size_t steps = 20;
   double start_fraction = 0.05;
+  // The K measurements check the GPU before anything is answered: each is forecast as the other
+  // K - 1 would correct it, and a GPU on which more than `check_max_loss` of them are losses
+  // answers nothing. The rehearsal GPUs pass the same check, so one the model cannot forecast
+  // defers instead of failing, and the rule stays exchangeable. Below `check_min_samples`
+  // measurements there is no check.
+  double check_max_loss = 0.1;
+  std::size_t check_min_samples = 8;
+};
+
+// The check alone for a new GPU's K measurements: the share of them lost when left out, and
+// whether that passes (adapt_with_rule answers nothing otherwise).
+struct DeviceCheck {
+  double loss_share = 0;
+  bool passed = true;
 };
 
 // One rehearsal GPU at the chosen threshold.
 struct RehearsalOutcome {
   std::string name;
   std::size_t configurations = 0;  // judged: its configurations other than the K
+  double check_loss = 0;           // the check's share of its K lost when left out
   std::size_t answered = 0;
   std::size_t losses = 0;
   // Index in CrossDeviceRule::steps of the first threshold at which its risk exceeded alpha
@@ -93,8 +108,12 @@ struct CrossDeviceRule {
 [[nodiscard]] CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices,
                                                   const CrossDeviceOptions& options = {});
 
+// The check of a new GPU's K measurements under the rule (as adapt_with_rule makes it).
+[[nodiscard]] DeviceCheck check_new_device(const CrossDeviceRule& rule, std::span<const Candidate> candidates,
+                                           std::span<const Forecast> forecasts, std::span<const double> observed_ms);
+
 // The new GPU's calibration: its K measurements (exactly options.samples, all of `device`) fit
-// the correction and the reference; the rule's intervals decide, with the confidence threshold
+// the correction and the reference, and must pass the check; the rule's intervals decide, with the confidence threshold
 // that answers the certified share of `space`, the configurations of the new GPU to be decided
 // (forecasts only, nothing measured; the K among them or not). Forecasts of other devices are
 // deferred (as adapt_to_device's calibrations do). Throws invalid_argument_error for a K other

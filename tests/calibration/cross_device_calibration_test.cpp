@@ -103,6 +103,38 @@ TEST_CASE("cross-device rule: k of n rehearsal GPUs may fail, with (k + 1) / (n 
   CHECK_FALSE(rule.any_valid);  // a failure counts from the share it first happened at
 }
 
+TEST_CASE("cross-device rule: a GPU whose own K measurements fail the check answers nothing, rehearsing or new") {
+  // A GPU whose forecasts are off by a factor that varies from configuration to configuration:
+  // no correction fitted on the others saves a left-out measurement.
+  auto erratic = [](const std::string& name) {
+    RehearsalDevice d = synthetic_gpu(name);
+    for (std::size_t i = 0; i < d.observed_ms.size(); ++i) d.observed_ms[i] *= i % 2 ? 1.6 : 0.6;
+    return d;
+  };
+  auto gpus = synthetic_gpus(9);
+  gpus[2] = erratic("gpu2");
+  const auto rule = rehearse_new_device(gpus, relative_error_options(10));
+  CHECK(rule.outcomes[2].check_loss > 0.5);
+  CHECK(rule.outcomes[2].answered == 0);
+  CHECK(rule.outcomes[2].failed_at == static_cast<std::size_t>(-1));
+  CHECK(rule.outcomes[0].check_loss == 0);
+  REQUIRE(rule.any_valid);  // it deferred instead of failing
+  CHECK(rule.share == Approx(1.0));
+
+  const auto target = erratic("new");
+  const auto c = std::span(target.candidates).first(10);
+  const auto f = std::span(target.forecasts).first(10);
+  const auto t = std::span(target.observed_ms).first(10);
+  const DeviceCheck check = check_new_device(rule, c, f, t);
+  CHECK_FALSE(check.passed);
+  CHECK(check.loss_share > 0.5);
+  const auto cal = adapt_with_rule(rule, "new", c, f, t, target.candidates, target.forecasts);
+  for (std::size_t i = 10; i < 60; ++i) CHECK(cal.decide(target.candidates[i], target.forecasts[i]).defer);
+  CrossDeviceOptions bad = relative_error_options(10);
+  bad.check_max_loss = 1.5;
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, bad), Contains("check_max_loss"));
+}
+
 TEST_CASE("cross-device rule: too few rehearsal GPUs for delta defer everything, and say so") {
   const auto gpus = synthetic_gpus(8);
   const auto rule = rehearse_new_device(gpus, relative_error_options(0));
@@ -191,14 +223,16 @@ struct RealSpace {
   RehearsalDevice gpu;
 };
 
-// k-NN forecasts of each shared NVIDIA space of gemm, pnpoly and convolution, trained on 1,500
-// seeded runs of the kernel's other three GPUs; 600 seeded configurations of each space are
-// kept (enough for risk curves, cheap for the sanitizer build).
+// k-NN forecasts of each shared NVIDIA space of gemm, pnpoly, convolution and dedispersion_milo,
+// trained on 1,500 seeded runs of the kernel's other GPUs; 600 seeded configurations of each
+// space are kept (enough for risk curves, cheap for the sanitizer build).
 const std::vector<RealSpace>& real_spaces() {
   static const std::vector<RealSpace> spaces = [] {
-    const std::vector<std::string> devices{"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"};
+    const std::vector<std::string> rtx{"RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan"};
+    const std::vector<std::string> milo{"A100", "A4000", "A6000"};
     std::vector<RealSpace> out;
-    for (const std::string kernel : {"gemm", "pnpoly", "convolution"}) {
+    for (const std::string kernel : {"gemm", "pnpoly", "convolution", "dedispersion_milo"}) {
+      const auto& devices = kernel == "dedispersion_milo" ? milo : rtx;
       std::vector<SpaceData> data;
       for (const auto& d : devices) data.push_back(load_space(test::cache_file(kernel, d).string()));
       for (std::size_t target = 0; target < devices.size(); ++target) {
@@ -234,10 +268,10 @@ const std::vector<RealSpace>& real_spaces() {
 
 }  // namespace
 
-// Each of the 12 spaces in turn is the new GPU; the spaces of the other GPUs (9) rehearse, so
-// k = 0. Over the 12 x 3 seeds, a new GPU whose risk at the certified share exceeds alpha is
+// Each of the 15 spaces in turn is the new GPU; the spaces of the other GPUs (12 or 14) rehearse,
+// so k = 0. Over the 15 x 3 seeds, a new GPU whose risk at the certified share exceeds alpha is
 // the event the rule bounds by delta; the allowance is delta * runs plus two binomial standard
-// deviations (3.6 + 3.6 = 7 of 36). The rule must also answer something somewhere, or the test
+// deviations (4.5 + 4 = 8 of 45). The rule must also answer something somewhere, or the test
 // would pass for a rule that never answers.
 TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk bound holds (wrong_bin, K = 30)") {
   const auto& spaces = real_spaces();
@@ -251,7 +285,7 @@ TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk b
       o.calibration.loss = DeferralLoss::wrong_bin;
       o.calibration.confidence = ConfidenceScore::top_bin_probability;
       const auto rule = rehearse_new_device(rehearsal, o);
-      CHECK(rule.devices == 9);
+      CHECK(rule.devices >= 12);
       const auto& g = target.gpu;
       const auto k = std::span(g.candidates).first(30);
       const auto cal = adapt_with_rule(rule, g.candidates.front().device->name, k, std::span(g.forecasts).first(30),
@@ -271,6 +305,6 @@ TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk b
       over += answered > 0 && static_cast<double>(losses) > 0.1 * static_cast<double>(answered);
     }
   INFO(over << " of " << runs << " runs above alpha, " << answering << " answering");
-  CHECK(over <= 7);
+  CHECK(over <= 8);
   CHECK(answering >= 1);
 }

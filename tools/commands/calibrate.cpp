@@ -3,11 +3,15 @@
 // surrogate did not train on.
 #include <fmt/core.h>
 
+#include <fmt/format.h>
+
+#include <set>
 #include <string>
 #include <vector>
 
 #include "command_registry.hpp"
 #include "numeric_options.hpp"
+#include "calibration/rehearsal_file.hpp"
 #include "gpuforecast/calibration/calibrate_model_file.hpp"
 #include "gpuforecast/calibration/deferral.hpp"
 #include "gpuforecast/calibration/mondrian_conformal.hpp"
@@ -33,7 +37,67 @@ struct CalibrateArgs {
   std::uint64_t seed = 0;
   std::size_t device_samples = 0;  // > 0: adapt to the one device of --data from this many runs
   double adapt_fraction = gpuforecast::DeviceAdaptationOptions{}.adapt_fraction;
+  // Cross-device calibration: --rehearse stores the rehearsal, --cross-device uses it.
+  bool rehearse = false;
+  std::string rehearsal_surrogate;
+  std::size_t rehearsal_max_configurations = gpuforecast::RehearsalFitOptions{}.max_configurations;
+  bool cross_device = false;
+  std::string rehearsal_vendors = "same";
+  double check_max_loss = gpuforecast::CrossDeviceOptions{}.check_max_loss;
 };
+
+// --rehearse: each GPU of --data (the training data) left out in turn, the model refitted.
+void run_rehearsal(const CalibrateArgs& a) {
+  using namespace gpuforecast;
+  RehearsalFitOptions o;
+  o.surrogate = a.rehearsal_surrogate;
+  o.seed = a.seed;
+  o.max_configurations = a.rehearsal_max_configurations;
+  const StoredRehearsal r = rehearse_model_file(a.model, a.data, a.out, o, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+  std::set<std::string> devices;
+  for (const auto& s : r.spaces) devices.insert(s.device);
+  fmt::print("rehearsal: {} spaces of {} GPUs, each forecast by {} refitted without its GPU (seed {}); "
+             "`calibrate --cross-device` adapts a new GPU with it\n",
+             r.spaces.size(), devices.size(), r.surrogate, r.seed);
+  fmt::print("wrote {}\n", a.out);
+}
+
+// --cross-device: the stored rehearsal gives the rule, K runs of the new GPU adapt and check.
+void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOptions& calibration) {
+  using namespace gpuforecast;
+  if (a.data.size() != 1)
+    throw invalid_argument_error(fmt::format("calibrate --cross-device takes one --data file (the new GPU), got {}",
+                                             a.data.size()));
+  if (a.rehearsal_vendors != "same" && a.rehearsal_vendors != "all")
+    throw invalid_argument_error(fmt::format("--rehearsal-vendors is same or all, got {}", a.rehearsal_vendors));
+  CrossDeviceOptions o;
+  o.samples = a.device_samples;
+  o.calibration = calibration;
+  o.check_max_loss = a.check_max_loss;
+  const ModelFileCrossDevice r =
+      adapt_model_file_across_devices(a.model, a.data.front(), a.out, o, a.rehearsal_vendors == "all");
+  const auto& ad = r.adaptation;
+  for (const auto& w : ad.calibration.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
+  fmt::print("cross-device calibration of {} for {}: {}\n", ad.calibration.surrogate_kind, ad.device, r.rule.describe());
+  if (!r.left_out.empty()) fmt::print("  not rehearsing: {}\n", fmt::join(r.left_out, ", "));
+  if (o.samples >= o.check_min_samples)
+    fmt::print("  check: {:.0f}% of the {} measurements are losses when forecast from the others (at most {:.0f}%): {}\n",
+               100 * r.check.loss_share, o.samples, 100 * o.check_max_loss,
+               r.check.passed ? "passed" : "failed, every forecast of this GPU is deferred");
+  const auto& scope = *ad.calibration.calibrator.device_scope();
+  fmt::print("  forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on the {} measurements, seed {})\n",
+             scope.correction.offset, scope.correction.slope, o.samples, a.seed);
+  const double share = ad.held_out ? static_cast<double>(ad.answered) / static_cast<double>(ad.held_out) : 0;
+  const double risk = ad.answered ? static_cast<double>(ad.losses) / static_cast<double>(ad.answered) : 0;
+  fmt::print("  the file's other {} configurations (not used): {:.1f}% answered without measuring, realised risk {:.3f} "
+             "({} of {} wrong; {} loss, guarantee P(risk <= {}) >= {} for a GPU drawn like the rehearsal GPUs)\n",
+             ad.held_out, 100 * share, risk, ad.losses, ad.answered, to_string(calibration.loss), calibration.risk_alpha,
+             1 - calibration.delta);
+  fmt::print("wrote {}\n", a.out);
+}
 
 // --device-samples K: K random runs of a new device adapt and certify; the file's other runs judge.
 void run_device_adaptation(const CalibrateArgs& a, const gpuforecast::CalibrationOptions& o) {
@@ -75,6 +139,8 @@ void run(const CalibrateArgs& a) {
   o.deferral_fraction = a.deferral_fraction;
   o.aci_gamma = a.aci_gamma;
   o.seed = a.seed;
+  if (a.rehearse) return run_rehearsal(a);
+  if (a.cross_device) return run_cross_device(a, o);
   if (a.device_samples > 0) return run_device_adaptation(a, o);
   const ModelFileCalibration result = calibrate_model_file(a.model, a.data, a.out, o);
   for (const auto& w : result.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
@@ -124,6 +190,23 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
       ->capture_default_str();
   c->add_option("--adapt-fraction", args->adapt_fraction,
                 "with --device-samples: share of the K runs that fit the correction, the rest certify")
+      ->capture_default_str()->check(gpuforecast::cli::number_in(0, 1));
+  c->add_flag("--rehearse", args->rehearse,
+              "store a rehearsal for cross-device calibration: each GPU of --data (the training data) is left out "
+              "in turn, the surrogate refitted without it forecasts it");
+  c->add_option("--rehearsal-surrogate", args->rehearsal_surrogate,
+                "with --rehearse: the surrogate kind refitted (default: the model's own, with default options)");
+  c->add_option("--rehearsal-max-configurations", args->rehearsal_max_configurations,
+                "with --rehearse: configurations kept per space (a seeded sample)")
+      ->capture_default_str();
+  c->add_flag("--cross-device", args->cross_device,
+              "adapt to the new GPU of the one --data file from --device-samples K of its runs, trusting it as far "
+              "as the stored rehearsal GPUs allow (guarantee for a GPU drawn like them)");
+  c->add_option("--rehearsal-vendors", args->rehearsal_vendors,
+                "with --cross-device: rehearse on GPUs of the new GPU's vendor (same) or of every vendor (all)")
+      ->capture_default_str();
+  c->add_option("--check-max-loss", args->check_max_loss,
+                "with --cross-device: share of the K runs that may be losses when forecast from the others")
       ->capture_default_str()->check(gpuforecast::cli::number_in(0, 1));
   c->callback([args] { run(*args); });
 }};

@@ -1,0 +1,215 @@
+#include "calibration/rehearsal_file.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+
+#include "calibration/calibration_data.hpp"
+#include "gpuforecast/calibration/model_bundle.hpp"
+#include "gpuforecast/core/archive.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/data/dataset.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+
+namespace gpuforecast {
+
+namespace {
+
+constexpr const char* section_name = "rehearsal";
+
+void save_space(ArchiveWriter& w, const RehearsalSpace& s) {
+  w.str(s.kernel);
+  w.str(s.device);
+  w.str(s.vendor);
+  const auto& f = s.data.forecasts;
+  auto column = [&](auto get) {
+    std::vector<double> v;
+    v.reserve(f.size());
+    for (const auto& x : f) v.push_back(get(x));
+    w.f64s(v);
+  };
+  column([](const Forecast& x) { return x.median_ms; });
+  column([](const Forecast& x) { return x.lower_ms; });
+  column([](const Forecast& x) { return x.upper_ms; });
+  column([](const Forecast& x) { return x.p_fail; });
+  column([](const Forecast& x) { return x.spread; });
+  w.f64s(s.data.observed_ms);
+}
+
+RehearsalSpace load_space(ArchiveReader& r) {
+  RehearsalSpace s;
+  s.kernel = r.str();
+  s.device = r.str();
+  s.vendor = r.str();
+  const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
+  s.data.observed_ms = r.f64s();
+  const std::size_t n = median.size();
+  for (const std::vector<double>* v : {&lower, &upper, &p_fail, &spread, static_cast<const std::vector<double>*>(&s.data.observed_ms)})
+    if (v->size() != n) r.fail(fmt::format("rehearsal space {}/{}: columns of unequal length", s.kernel, s.device));
+  s.data.name = s.kernel + "/" + s.device;
+  const auto device = std::make_shared<const Device>(Device::unknown(s.device));
+  for (std::size_t i = 0; i < n; ++i) {
+    Candidate c;
+    c.kernel = s.kernel;
+    c.device = device;
+    s.data.candidates.push_back(std::move(c));
+    s.data.forecasts.push_back({median[i], lower[i], upper[i], p_fail[i], spread[i], std::nullopt});
+  }
+  return s;
+}
+
+// The successful runs of one space, at most `limit` of them in a seeded sample.
+TimedCandidates sampled_runs(const SpaceData& space, std::size_t limit, std::uint64_t seed) {
+  TimedCandidates all = successful_runs(space.observations);
+  if (all.candidates.size() <= limit) return all;
+  const std::vector<std::size_t> order = device_sample_order(all.candidates.size(), seed);
+  TimedCandidates out;
+  for (std::size_t k = 0; k < limit; ++k) {
+    out.candidates.push_back(all.candidates[order[k]]);
+    out.median_ms.push_back(all.median_ms[order[k]]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void set_rehearsal_section(ModelFile& file, const StoredRehearsal& rehearsal) {
+  ArchiveWriter w;
+  w.u32(rehearsal_section_version);
+  w.str(rehearsal.surrogate);
+  w.u64(rehearsal.seed);
+  w.u64(rehearsal.spaces.size());
+  for (const auto& s : rehearsal.spaces) save_space(w, s);
+  file.set(section_name, w.data());
+}
+
+std::optional<StoredRehearsal> rehearsal_from(const ModelFile& file, const std::string& origin) {
+  const std::string* payload = file.find(section_name);
+  if (!payload) return std::nullopt;
+  ArchiveReader r(*payload, origin + " [rehearsal section]");
+  const auto version = r.u32();
+  if (version > rehearsal_section_version)
+    r.fail(fmt::format("rehearsal section version {} is newer than this library's {}", version,
+                       rehearsal_section_version));
+  StoredRehearsal out;
+  out.surrogate = r.str();
+  out.seed = r.u64();
+  const auto n = r.u64();
+  for (std::uint64_t i = 0; i < n; ++i) out.spaces.push_back(load_space(r));
+  if (!r.at_end()) r.fail("trailing bytes after the rehearsal section");
+  return out;
+}
+
+StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<const std::string> data_files,
+                                    const std::string& out_path, const RehearsalFitOptions& options,
+                                    const std::function<void(const std::string&)>& progress) {
+  ModelFile file = read_model_file(model_path);
+  StoredRehearsal out;
+  out.surrogate = options.surrogate.empty() ? surrogate_from(file, model_path).kind() : options.surrogate;
+  out.seed = options.seed;
+  const Dataset data = Dataset::load(data_files);
+  std::set<std::string> devices;
+  for (const auto& s : data.spaces()) devices.insert(s.device->name);
+  if (devices.size() < 2)
+    throw invalid_argument_error(fmt::format(
+        "rehearsing needs measurements of at least two GPUs (each is left out in turn); the {} file(s) hold {}",
+        data_files.size(), devices.size()));
+  for (const auto& device : devices) {
+    std::vector<Observation> train;
+    for (const auto& s : data.spaces())
+      if (s.device->name != device)
+        for (const auto& o : s.observations)
+          if (o.measurement.ok() && o.measurement.median_ms > 0) train.push_back(o);
+    if (progress) progress(fmt::format("refitting {} without {} ({} runs)", out.surrogate, device, train.size()));
+    AnySurrogate model = make_surrogate(out.surrogate, options.seed);
+    model.fit(train);
+    for (const auto& s : data.spaces()) {
+      if (s.device->name != device) continue;
+      TimedCandidates runs = sampled_runs(s, options.max_configurations, options.seed);
+      if (runs.candidates.empty()) continue;
+      RehearsalSpace r{s.kernel, device, s.device->vendor, {}};
+      r.data.name = s.kernel + "/" + device;
+      r.data.forecasts = model.predict(runs.candidates);
+      r.data.candidates = std::move(runs.candidates);
+      r.data.observed_ms = std::move(runs.median_ms);
+      out.spaces.push_back(std::move(r));
+    }
+  }
+  set_rehearsal_section(file, out);
+  write_model_file(out_path, file);
+  return out;
+}
+
+ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_path, const std::string& data_file,
+                                                     const std::string& out_path, const CrossDeviceOptions& options,
+                                                     bool all_vendors) {
+  ModelFile file = read_model_file(model_path);
+  const auto stored = rehearsal_from(file, model_path);
+  if (!stored)
+    throw invalid_argument_error(fmt::format(
+        "{} holds no rehearsal: run `gpuforecast calibrate --rehearse` on it first (with the training data)", model_path));
+  const AnySurrogate surrogate = surrogate_from(file, model_path);
+  ModelFileCrossDevice out;
+  auto& a = out.adaptation;
+  a.calibration.surrogate_kind = surrogate.kind();
+  a.calibration.files = 1;
+  const std::vector<std::string> files{data_file};
+  warn_if_trained_on(training_summary_from(file, model_path), files, a.calibration.warnings);
+
+  const Dataset data = Dataset::load(files);
+  if (data.spaces().size() != 1)
+    throw invalid_argument_error(fmt::format("{}: adapting to a device needs one device's measurements, the file holds {} spaces",
+                                             data_file, data.spaces().size()));
+  const auto& device = data.spaces().front().device;
+  a.device = device->name;
+  const auto [cands, times] = successful_runs(data.observations(true));
+  if (cands.size() <= options.samples)
+    throw invalid_argument_error(fmt::format("{}: {} successful runs, need more than the {} asked for", data_file,
+                                             cands.size(), options.samples));
+
+  std::vector<RehearsalDevice> units;
+  for (const auto& s : stored->spaces) {
+    if (s.device == device->name || (!all_vendors && s.vendor != device->vendor)) {
+      out.left_out.push_back(s.data.name);
+      continue;
+    }
+    units.push_back(s.data);
+  }
+  if (units.empty())
+    throw invalid_argument_error(fmt::format("{}: the rehearsal holds no other {} GPU", model_path, device->vendor));
+  out.rule = rehearse_new_device(units, options);
+
+  const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
+  const auto forecasts = surrogate.predict(cands);
+  std::vector<Candidate> kc;
+  std::vector<Forecast> kf;
+  std::vector<double> kt;
+  for (std::size_t k = 0; k < options.samples; ++k) {
+    kc.push_back(cands[order[k]]);
+    kf.push_back(forecasts[order[k]]);
+    kt.push_back(times[order[k]]);
+  }
+  out.check = check_new_device(out.rule, kc, kf, kt);
+  a.calibration.calibrator = adapt_with_rule(out.rule, device->name, kc, kf, kt, cands, forecasts);
+  a.calibration.measurements = options.samples;
+  const SelectiveCalibrator& cal = a.calibration.calibrator;
+  const auto ref = cal.options().reference_ms > 0 ? std::optional(cal.options().reference_ms) : std::nullopt;
+  for (std::size_t k = options.samples; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    const Decision d = cal.decide(cands[i], forecasts[i]);
+    ++a.held_out;
+    if (d.defer) continue;
+    ++a.answered;
+    a.losses += deferral_loss(cal.options(), d.forecast, times[i], ref) > 0.5;
+  }
+  set_calibration_section(file, cal);
+  write_model_file(out_path, file);
+  return out;
+}
+
+}  // namespace gpuforecast

@@ -1,0 +1,71 @@
+#pragma once
+// Cross-device calibration through model files, as `gpuforecast calibrate --rehearse` and
+// `calibrate --cross-device` do it. Rehearsing is the expensive part (one refit of the model
+// per GPU of its training data), and it does not depend on the new GPU, K or the seed, so it is
+// made once and kept in the model file's "rehearsal" section: for each kernel and GPU of the
+// training data, the forecasts of a model refitted without that GPU and the measured runtimes.
+// Adapting to a new GPU then reads it back and costs a fraction of a second.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "calibration/cross_device_calibration.hpp"
+#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+#include "internal_api.hpp"
+
+namespace gpuforecast GPUFORECAST_INTERNAL_API {
+
+inline constexpr std::uint32_t rehearsal_section_version = 1;
+
+struct RehearsalSpace {
+  std::string kernel, device, vendor;
+  RehearsalDevice data;  // candidates carry the kernel and the device's name only
+};
+
+struct StoredRehearsal {
+  std::string surrogate;  // the kind refitted (make_surrogate's name)
+  std::uint64_t seed = 0;
+  std::vector<RehearsalSpace> spaces;
+};
+
+void set_rehearsal_section(ModelFile& file, const StoredRehearsal& rehearsal);
+// nullopt without the section; model_file_error when it is damaged or of a newer version.
+[[nodiscard]] std::optional<StoredRehearsal> rehearsal_from(const ModelFile& file, const std::string& origin);
+
+struct RehearsalFitOptions {
+  std::string surrogate;  // empty: the model file's own kind, with the registry's defaults
+  std::uint64_t seed = 1;
+  // Each space keeps at most this many configurations (a seeded sample): risk curves need a
+  // few hundred, and the model file stays small.
+  std::size_t max_configurations = 2000;
+};
+
+// Refits the surrogate once per GPU of data_files, leaving that GPU out, forecasts the GPU's
+// spaces with it, and writes the model to out_path with the "rehearsal" section. Throws
+// invalid_argument_error when the files hold fewer than two GPUs, model_file_error for a bad
+// model file, and the readers' errors for bad measurement files.
+StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<const std::string> data_files,
+                                    const std::string& out_path, const RehearsalFitOptions& options = {},
+                                    const std::function<void(const std::string&)>& progress = {});
+
+// `calibrate --device-samples K --cross-device`: K random runs of the new GPU's file (seeded by
+// options.calibration.seed) adapt under the rule rehearsed on the stored GPUs of the new GPU's
+// vendor (every vendor when all_vendors), and the file's other runs judge it.
+struct ModelFileCrossDevice {
+  ModelFileDeviceAdaptation adaptation;
+  CrossDeviceRule rule;
+  DeviceCheck check;
+  std::vector<std::string> left_out;  // stored spaces not used: the new GPU's own, other vendors
+};
+// Throws invalid_argument_error when the model has no rehearsal section or the file holds more
+// than one device or too few runs.
+ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_path, const std::string& data_file,
+                                                     const std::string& out_path, const CrossDeviceOptions& options,
+                                                     bool all_vendors = false);
+
+}  // namespace gpuforecast

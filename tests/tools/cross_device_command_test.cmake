@@ -1,0 +1,40 @@
+# gpuforecast calibrate --rehearse / --cross-device: a k-NN trained on five GPUs (dedispersion_milo
+# A100 and A6000, pnpoly on three RTX cards) rehearses each GPU as a new one; the A4000, which it
+# never saw, is then adapted from K of its runs: trusted where its K runs pass the check, deferred
+# where they fail it, refused where five rehearsal GPUs are too few for delta, and each misuse is
+# an error that says what to do.
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
+set(training "")
+foreach(space dedispersion_milo/A100 dedispersion_milo/A6000 pnpoly/RTX_2080_Ti pnpoly/RTX_3060_laptop pnpoly/RTX_Titan)
+  shared_data_file(file benchmark_hub/cachefiles/${space}.json.gz)
+  list(APPEND training "${file}")
+endforeach()
+shared_data_file(a4000 benchmark_hub/cachefiles/dedispersion_milo/A4000.json.gz)
+file(MAKE_DIRECTORY "${WORK}")
+set(model "${WORK}/knn.gfm")
+set(rehearsed "${WORK}/knn-rehearsed.gfm")
+
+run(train ok "" train --data ${training} --out "${model}" --surrogate knn)
+run(no_rehearsal fail "holds no rehearsal: run `gpuforecast calibrate --rehearse`"
+    calibrate --model "${model}" --cross-device --data "${a4000}" --device-samples 20 --out "${WORK}/x.gfm")
+list(GET training 0 one_gpu)
+run(one_gpu fail "at least two GPUs" calibrate --model "${model}" --rehearse --data "${one_gpu}" --out "${WORK}/x.gfm")
+run(rehearse ok "rehearsal: 5 spaces of 5 GPUs, each forecast by knn refitted without its GPU"
+    calibrate --model "${model}" --rehearse --data ${training} --out "${rehearsed}")
+
+set(run_prefix calibrate --model "${rehearsed}" --cross-device --data "${a4000}" --out "${WORK}/a4000.gfm")
+# Five rehearsal GPUs allow delta >= 1/6 only.
+run(too_few ok "5 GPUs are too few for delta 0.1 \\(need 9\\)" --device-samples 20 --seed 1)
+# Seed 1: the K = 20 runs pass the check, and the A4000's other runs are answered, most right.
+run(trusted ok "check: [0-9]+% of the 20 measurements .* passed" --device-samples 20 --seed 1 --delta 0.2)
+if(NOT trusted_out MATCHES "configurations \\(not used\\): ([0-9.]+)% answered without measuring, realised risk ([0-9.]+)")
+  message(FATAL_ERROR "no answered share in:\n${trusted_out}")
+endif()
+if(CMAKE_MATCH_1 LESS 50 OR CMAKE_MATCH_2 GREATER 0.1)
+  message(FATAL_ERROR "A4000 seed 1: ${CMAKE_MATCH_1}% answered at risk ${CMAKE_MATCH_2}; expected most answered at risk <= 0.1:\n${trusted_out}")
+endif()
+# Seed 0: four of the 20 runs are lost when left out, so nothing of this GPU is answered.
+run(checked ok "failed, every forecast of this GPU is deferred.*0.0% answered" --device-samples 20 --seed 0 --delta 0.2)
+run(bad_vendors fail "--rehearsal-vendors is same or all" --device-samples 20 --rehearsal-vendors some)
+run(two_files fail "takes one --data file" --device-samples 20 --data "${a4000}")
