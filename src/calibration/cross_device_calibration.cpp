@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "gpuforecast/calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -177,71 +178,77 @@ std::vector<CrossDeviceStep> share_sequence(const CrossDeviceOptions& o) {
   return steps;
 }
 
-}  // namespace
-
-CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, const CrossDeviceOptions& o) {
-  check_options(o);
-  if (devices.empty()) throw invalid_argument_error("cross-device calibration needs at least one rehearsal device");
-  const CalibrationOptions& co = o.calibration;
-  CrossDeviceRule rule;
-  rule.options = o;
-  rule.options.calibration.group_by = GroupBy::none;
-  rule.devices = devices.size();
-
-  std::vector<Rehearsed> rehearsed;
-  for (std::size_t u = 0; u < devices.size(); ++u) rehearsed.push_back(rehearse(devices[u], u, o));
-  {
-    std::vector<Candidate> c;
-    std::vector<Forecast> f;
-    std::vector<double> t;
-    for (const auto& r : rehearsed) {
-      c.insert(c.end(), r.candidates.begin(), r.candidates.end());
-      f.insert(f.end(), r.forecasts.begin(), r.forecasts.end());
-      t.insert(t.end(), r.observed_ms.begin(), r.observed_ms.end());
-    }
-    rule.conformal = MondrianConformal(co.alpha, co.score, GroupBy::none, co.min_group_size);
-    rule.conformal.fit(c, f, t);
-  }
-  // A GPU whose own K measurements fail the check answers nothing, here as on a new GPU.
-  std::vector<ScoredPoints> scored;
-  std::vector<double> checks;
+// Intervals of corrected forecasts, one calibration pooled over the rehearsal GPUs.
+MondrianConformal pooled_conformal(const std::vector<Rehearsed>& rehearsed, const CalibrationOptions& co) {
+  std::vector<Candidate> c;
+  std::vector<Forecast> f;
+  std::vector<double> t;
   for (const auto& r : rehearsed) {
-    checks.push_back(check_loss_share(r.k_candidates, r.k_forecasts, r.k_observed_ms, rule.conformal, o));
-    scored.push_back(score(r, rule.conformal, rule.options.calibration));
-    if (!passes_check(checks.back(), o)) std::fill(scored.back().confidence.begin(), scored.back().confidence.end(),
-                                                   -std::numeric_limits<double>::infinity());
+    c.insert(c.end(), r.candidates.begin(), r.candidates.end());
+    f.insert(f.end(), r.forecasts.begin(), r.forecasts.end());
+    t.insert(t.end(), r.observed_ms.begin(), r.observed_ms.end());
   }
+  MondrianConformal conformal(co.alpha, co.score, GroupBy::none, co.min_group_size);
+  conformal.fit(c, f, t);
+  return conformal;
+}
 
-  rule.steps = share_sequence(o);
-  for (std::size_t u = 0; u < devices.size(); ++u) {
-    RehearsalOutcome out{devices[u].name, scored[u].confidence.size(), checks[u], 0, 0, never, {}};
-    for (std::size_t i = 0; i < rule.steps.size(); ++i) {
-      const auto [answered, losses] = answered_at(scored[u], rule.steps[i].share);
-      out.risks.push_back(answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0);
-      if (out.failed_at == never && static_cast<double>(losses) > co.risk_alpha * static_cast<double>(answered))
-        out.failed_at = i;
-    }
-    rule.outcomes.push_back(out);
+// One rehearsal GPU's risk curve over the steps, and the first step at which it exceeded alpha.
+RehearsalOutcome risk_curve(const std::string& name, const ScoredPoints& scored, double check_loss,
+                            const std::vector<CrossDeviceStep>& steps, double alpha) {
+  RehearsalOutcome out{name, scored.confidence.size(), check_loss, 0, 0, never, {}};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto [answered, losses] = answered_at(scored, steps[i].share);
+    out.risks.push_back(answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0);
+    if (out.failed_at == never && static_cast<double>(losses) > alpha * static_cast<double>(answered)) out.failed_at = i;
   }
-  // k: the most rehearsal GPUs that may have failed, (k + 1) / (n + 1) <= delta.
-  const double slots = co.delta * static_cast<double>(devices.size() + 1) + 1e-9;
+  return out;
+}
+
+// The walk: k from n and delta, then the largest share before more than k curves have failed.
+void walk_shares(CrossDeviceRule& rule) {
+  const auto& co = rule.options.calibration;
+  const double slots = co.delta * static_cast<double>(rule.devices + 1) + 1e-9;
   const bool enough = slots >= 1;
   rule.allowed_failures = enough ? static_cast<std::size_t>(std::floor(slots)) - 1 : 0;
   for (std::size_t i = 0; i < rule.steps.size(); ++i) {
     auto& step = rule.steps[i];
-    for (std::size_t u = 0; u < devices.size(); ++u) step.failed += rule.outcomes[u].failed_at <= i;
+    for (const auto& out : rule.outcomes) step.failed += out.failed_at <= i;
     step.certified = enough && step.failed <= rule.allowed_failures && (i == 0 || rule.steps[i - 1].certified);
     if (step.certified) {
       rule.any_valid = true;
       rule.share = step.share;
     }
   }
+}
+
+}  // namespace
+
+CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, const CrossDeviceOptions& o) {
+  check_options(o);
+  if (devices.empty()) throw invalid_argument_error("cross-device calibration needs at least one rehearsal device");
+  CrossDeviceRule rule;
+  rule.options = o;
+  rule.options.calibration.group_by = GroupBy::none;
+  rule.devices = devices.size();
+  rule.steps = share_sequence(o);
+
+  std::vector<Rehearsed> rehearsed;
+  for (std::size_t u = 0; u < devices.size(); ++u) rehearsed.push_back(rehearse(devices[u], u, o));
+  rule.conformal = pooled_conformal(rehearsed, rule.options.calibration);
+  std::vector<ScoredPoints> scored;
   for (std::size_t u = 0; u < devices.size(); ++u) {
-    const auto [answered, losses] =
-        rule.any_valid ? answered_at(scored[u], rule.share) : std::pair<std::size_t, std::size_t>{0, 0};
-    rule.outcomes[u].answered = answered;
-    rule.outcomes[u].losses = losses;
+    const Rehearsed& r = rehearsed[u];
+    const double check = check_loss_share(r.k_candidates, r.k_forecasts, r.k_observed_ms, rule.conformal, o);
+    scored.push_back(score(r, rule.conformal, rule.options.calibration));
+    // A GPU whose own K measurements fail the check answers nothing, here as on a new GPU.
+    if (!passes_check(check, o))
+      std::fill(scored[u].confidence.begin(), scored[u].confidence.end(), -std::numeric_limits<double>::infinity());
+    rule.outcomes.push_back(risk_curve(devices[u].name, scored[u], check, rule.steps, o.calibration.risk_alpha));
   }
+  walk_shares(rule);
+  for (std::size_t u = 0; u < devices.size() && rule.any_valid; ++u)
+    std::tie(rule.outcomes[u].answered, rule.outcomes[u].losses) = answered_at(scored[u], rule.share);
   return rule;
 }
 
