@@ -1,5 +1,6 @@
 // Cross-device calibration: the walk over shares and its allowance k against rehearsal GPUs whose
-// forecasts are known to be right or wrong, the input checks, the archive round trip, and on
+// forecasts are known to be right or wrong, the input checks, the archive round trip, the model
+// file's rehearsal section, and on
 // real data (k-NN forecasts of the shared NVIDIA spaces, each from the kernel's other GPUs) the
 // rotation that the guarantee is about: each GPU in turn is the new one, the others rehearse.
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "calibration/cross_device_calibration.hpp"
+#include "calibration/rehearsal_file.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -307,4 +309,51 @@ TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk b
   INFO(over << " of " << runs << " runs above alpha, " << answering << " answering");
   CHECK(over <= 8);
   CHECK(answering >= 1);
+}
+
+TEST_CASE("the model file's rehearsal section keeps every stored GPU, and a damaged one is named") {
+  StoredRehearsal stored;
+  stored.surrogate = "knn";
+  stored.seed = 7;
+  for (const std::string name : {"A100", "RTX 3090"}) {
+    RehearsalSpace s{"gemm", name, "NVIDIA", synthetic_gpu(name)};
+    s.data.forecasts[3].p_fail = 0.25;
+    stored.spaces.push_back(std::move(s));
+  }
+  ModelFile file;
+  set_rehearsal_section(file, stored);
+  const auto back = rehearsal_from(file, "m.gfm");
+  REQUIRE(back);
+  CHECK(back->surrogate == "knn");
+  CHECK(back->seed == 7);
+  REQUIRE(back->spaces.size() == 2);
+  const auto& s = back->spaces[1];
+  CHECK(s.kernel == "gemm");
+  CHECK(s.device == "RTX 3090");
+  CHECK(s.vendor == "NVIDIA");
+  CHECK(s.data.name == "gemm/RTX 3090");
+  REQUIRE(s.data.forecasts.size() == 200);
+  CHECK(s.data.forecasts[3].p_fail == 0.25);
+  CHECK(s.data.forecasts[50].median_ms == stored.spaces[1].data.forecasts[50].median_ms);
+  CHECK(s.data.forecasts[50].spread == stored.spaces[1].data.forecasts[50].spread);
+  CHECK(s.data.observed_ms == stored.spaces[1].data.observed_ms);
+  CHECK(s.data.candidates[9].device->name == "RTX 3090");
+  // The rule reads the same from the stored forecasts as from the originals.
+  std::vector<RehearsalDevice> original, loaded;
+  for (std::size_t i = 0; i < 9; ++i) {
+    original.push_back(stored.spaces[i % 2].data);
+    loaded.push_back(back->spaces[i % 2].data);
+  }
+  CHECK(rehearse_new_device(original, relative_error_options(10)).share ==
+        rehearse_new_device(loaded, relative_error_options(10)).share);
+
+  CHECK_FALSE(rehearsal_from(ModelFile{}, "m.gfm"));
+  ModelFile damaged;
+  damaged.set("rehearsal", file.find("rehearsal")->substr(0, 40));
+  CHECK_THROWS_WITH(rehearsal_from(damaged, "m.gfm"), Contains("m.gfm [rehearsal section]"));
+  ModelFile newer;
+  std::string bytes = *file.find("rehearsal");
+  bytes[0] = static_cast<char>(rehearsal_section_version + 1);  // the version, little-endian
+  newer.set("rehearsal", bytes);
+  CHECK_THROWS_WITH(rehearsal_from(newer, "m.gfm"), Contains("newer than this library"));
 }
