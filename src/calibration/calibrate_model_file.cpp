@@ -45,6 +45,42 @@ std::vector<std::size_t> device_sample_order(std::size_t n, std::uint64_t seed) 
   return order;
 }
 
+DeviceFile load_device_file(const std::string& data_file) {
+  const std::vector<std::string> files{data_file};
+  DeviceFile f{Dataset::load(files), {}};
+  f.runs = successful_runs(f.data.observations(true));
+  if (f.data.spaces().size() != 1)
+    throw invalid_argument_error(fmt::format("{}: adapting to a device needs one device's measurements, the file holds {} spaces",
+                                             data_file, f.data.spaces().size()));
+  return f;
+}
+
+DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> forecasts,
+                     std::span<const std::size_t> order, std::size_t samples) {
+  DrawnRuns d;
+  for (std::size_t k = 0; k < samples; ++k) {
+    d.candidates.push_back(runs.candidates[order[k]]);
+    d.forecasts.push_back(forecasts[order[k]]);
+    d.times.push_back(runs.median_ms[order[k]]);
+  }
+  return d;
+}
+
+void judge_held_out(const SelectiveCalibrator& calibrator, const TimedCandidates& runs,
+                    std::span<const Forecast> forecasts, std::span<const std::size_t> order, std::size_t samples,
+                    ModelFileDeviceAdaptation& out) {
+  const CalibrationOptions& used = calibrator.options();
+  const auto ref = used.reference_ms > 0 ? std::optional<double>(used.reference_ms) : std::nullopt;
+  for (std::size_t k = samples; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    const Decision d = calibrator.decide(runs.candidates[i], forecasts[i]);
+    ++out.held_out;
+    if (d.defer) continue;
+    ++out.answered;
+    out.losses += deferral_loss(used, d.forecast, runs.median_ms[i], ref) > 0.5;
+  }
+}
+
 ModelFileCalibration calibrate_model_file(const std::string& model_path, std::span<const std::string> data_files,
                                           const std::string& out_path, const CalibrationOptions& options) {
   ModelFile file = read_model_file(model_path);
@@ -79,39 +115,19 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
   const std::vector<std::string> files{data_file};
   warn_if_trained_on(training_summary_from(file, model_path), files, out.calibration.warnings);
 
-  const Dataset data = Dataset::load(files);
-  const auto [cands, times] = successful_runs(data.observations(true));
-  if (data.spaces().size() != 1)
-    throw invalid_argument_error(fmt::format("{}: adapting to a device needs one device's measurements, the file holds {} spaces",
-                                             data_file, data.spaces().size()));
-  const auto& device = data.spaces().front().device;
-  out.device = device ? device->name : std::string();
+  const DeviceFile d = load_device_file(data_file);
+  out.device = d.device() ? d.device()->name : std::string();
+  const auto& cands = d.runs.candidates;
   if (cands.size() < samples)
     throw invalid_argument_error(fmt::format("{}: {} successful runs, fewer than the {} asked for", data_file,
                                              cands.size(), samples));
   const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
   const auto forecasts = surrogate.predict(cands);
-  std::vector<Candidate> c;
-  std::vector<Forecast> f;
-  std::vector<double> t;
-  for (std::size_t k = 0; k < samples; ++k) {
-    c.push_back(cands[order[k]]);
-    f.push_back(forecasts[order[k]]);
-    t.push_back(times[order[k]]);
-  }
-  out.calibration.calibrator = adapt_to_device(out.device, c, f, t, options);
+  const DrawnRuns k = drawn_runs(d.runs, forecasts, order, samples);
+  out.calibration.calibrator = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
   out.calibration.measurements = samples;
   const SelectiveCalibrator& cal = out.calibration.calibrator;
-  const CalibrationOptions& used = cal.options();
-  for (std::size_t k = samples; k < order.size(); ++k) {
-    const std::size_t i = order[k];
-    const Decision d = cal.decide(cands[i], forecasts[i]);
-    ++out.held_out;
-    if (d.defer) continue;
-    ++out.answered;
-    const auto ref = used.reference_ms > 0 ? std::optional<double>(used.reference_ms) : std::nullopt;
-    out.losses += deferral_loss(used, d.forecast, times[i], ref) > 0.5;
-  }
+  judge_held_out(cal, d.runs, forecasts, order, samples, out);
   set_calibration_section(file, cal);
   write_model_file(out_path, file);
   return out;

@@ -5,10 +5,14 @@
 // whichever way the device is then calibrated.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
 namespace gpuforecast {
@@ -20,5 +24,30 @@ void warn_if_trained_on(const TrainingSummary& trained, std::span<const std::str
 
 // A seeded permutation of 0..n-1: its first K are the runs drawn.
 [[nodiscard]] std::vector<std::size_t> device_sample_order(std::size_t n, std::uint64_t seed);
+
+// One device's measurement file: the loaded data and its successful runs. Throws
+// invalid_argument_error naming the file when it holds more than one space.
+struct DeviceFile {
+  Dataset data;
+  TimedCandidates runs;
+  [[nodiscard]] const std::shared_ptr<const Device>& device() const { return data.spaces().front().device; }
+};
+[[nodiscard]] DeviceFile load_device_file(const std::string& data_file);
+
+// The runs at the first `samples` places of `order`, with their forecasts.
+struct DrawnRuns {
+  std::vector<Candidate> candidates;
+  std::vector<Forecast> forecasts;
+  std::vector<double> times;
+};
+[[nodiscard]] DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> forecasts,
+                                   std::span<const std::size_t> order, std::size_t samples);
+
+// Decides the runs after the first `samples` of `order` with the calibrator and counts, in
+// `out`, those judged, answered and wrong under its loss: what the user of a brute-forced file
+// reads before trusting the rule.
+void judge_held_out(const SelectiveCalibrator& calibrator, const TimedCandidates& runs,
+                    std::span<const Forecast> forecasts, std::span<const std::size_t> order, std::size_t samples,
+                    ModelFileDeviceAdaptation& out);
 
 }  // namespace gpuforecast

@@ -161,13 +161,10 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
   const std::vector<std::string> files{data_file};
   warn_if_trained_on(training_summary_from(file, model_path), files, a.calibration.warnings);
 
-  const Dataset data = Dataset::load(files);
-  if (data.spaces().size() != 1)
-    throw invalid_argument_error(fmt::format("{}: adapting to a device needs one device's measurements, the file holds {} spaces",
-                                             data_file, data.spaces().size()));
-  const auto& device = data.spaces().front().device;
+  const DeviceFile d = load_device_file(data_file);
+  const auto& device = d.device();
   a.device = device->name;
-  const auto [cands, times] = successful_runs(data.observations(true));
+  const auto& cands = d.runs.candidates;
   if (cands.size() <= options.samples)
     throw invalid_argument_error(fmt::format("{}: {} successful runs, need more than the {} asked for", data_file,
                                              cands.size(), options.samples));
@@ -186,27 +183,12 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
 
   const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
   const auto forecasts = surrogate.predict(cands);
-  std::vector<Candidate> kc;
-  std::vector<Forecast> kf;
-  std::vector<double> kt;
-  for (std::size_t k = 0; k < options.samples; ++k) {
-    kc.push_back(cands[order[k]]);
-    kf.push_back(forecasts[order[k]]);
-    kt.push_back(times[order[k]]);
-  }
-  out.check = check_new_device(out.rule, kc, kf, kt);
-  a.calibration.calibrator = adapt_with_rule(out.rule, device->name, kc, kf, kt, cands, forecasts);
+  const DrawnRuns k = drawn_runs(d.runs, forecasts, order, options.samples);
+  out.check = check_new_device(out.rule, k.candidates, k.forecasts, k.times);
+  a.calibration.calibrator = adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
   a.calibration.measurements = options.samples;
   const SelectiveCalibrator& cal = a.calibration.calibrator;
-  const auto ref = cal.options().reference_ms > 0 ? std::optional(cal.options().reference_ms) : std::nullopt;
-  for (std::size_t k = options.samples; k < order.size(); ++k) {
-    const std::size_t i = order[k];
-    const Decision d = cal.decide(cands[i], forecasts[i]);
-    ++a.held_out;
-    if (d.defer) continue;
-    ++a.answered;
-    a.losses += deferral_loss(cal.options(), d.forecast, times[i], ref) > 0.5;
-  }
+  judge_held_out(cal, d.runs, forecasts, order, options.samples, a);
   set_calibration_section(file, cal);
   write_model_file(out_path, file);
   return out;

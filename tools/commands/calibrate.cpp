@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command_registry.hpp"
@@ -45,6 +46,17 @@ struct CalibrateArgs {
   std::string rehearsal_vendors = "same";
   double check_max_loss = gpuforecast::CrossDeviceOptions{}.check_max_loss;
 };
+
+// The file's other runs, which took no part, judging a device's calibration; `assuming` ends the
+// guarantee's statement with what it assumes, when it assumes more than random draws.
+void print_held_out(const gpuforecast::ModelFileDeviceAdaptation& r, const gpuforecast::CalibrationOptions& o,
+                    std::string_view assuming = {}) {
+  const double share = r.held_out ? static_cast<double>(r.answered) / static_cast<double>(r.held_out) : 0;
+  const double risk = r.answered ? static_cast<double>(r.losses) / static_cast<double>(r.answered) : 0;
+  fmt::print("  the file's other {} configurations (not used): {:.1f}% answered without measuring, realised risk {:.3f} "
+             "({} of {} wrong; {} loss, guarantee P(risk <= {}) >= {}{})\n",
+             r.held_out, 100 * share, risk, r.losses, r.answered, to_string(o.loss), o.risk_alpha, 1 - o.delta, assuming);
+}
 
 // --rehearse: each GPU of --data (the training data) left out in turn, the model refitted.
 void run_rehearsal(const CalibrateArgs& a) {
@@ -90,12 +102,7 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
   const auto& scope = *ad.calibration.calibrator.device_scope();
   fmt::print("  forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on the {} measurements, seed {})\n",
              scope.correction.offset, scope.correction.slope, o.samples, a.seed);
-  const double share = ad.held_out ? static_cast<double>(ad.answered) / static_cast<double>(ad.held_out) : 0;
-  const double risk = ad.answered ? static_cast<double>(ad.losses) / static_cast<double>(ad.answered) : 0;
-  fmt::print("  the file's other {} configurations (not used): {:.1f}% answered without measuring, realised risk {:.3f} "
-             "({} of {} wrong; {} loss, guarantee P(risk <= {}) >= {} for a GPU drawn like the rehearsal GPUs)\n",
-             ad.held_out, 100 * share, risk, ad.losses, ad.answered, to_string(calibration.loss), calibration.risk_alpha,
-             1 - calibration.delta);
+  print_held_out(ad, calibration, " for a GPU drawn like the rehearsal GPUs");
   fmt::print("wrote {}\n", a.out);
 }
 
@@ -117,11 +124,7 @@ void run_device_adaptation(const CalibrateArgs& a, const gpuforecast::Calibratio
              r.calibration.surrogate_kind, r.device, a.device_samples, a.seed, scope.adapt_points,
              scope.correction.offset, scope.correction.slope, a.device_samples - scope.adapt_points);
   fmt::print("  {}\n", cal.describe());
-  const double share = r.held_out ? static_cast<double>(r.answered) / static_cast<double>(r.held_out) : 0;
-  const double risk = r.answered ? static_cast<double>(r.losses) / static_cast<double>(r.answered) : 0;
-  fmt::print("  the file's other {} configurations (not used): {:.1f}% answered without measuring, realised risk {:.3f} "
-             "({} of {} wrong; {} loss, guarantee P(risk <= {}) >= {})\n",
-             r.held_out, 100 * share, risk, r.losses, r.answered, to_string(o.loss), o.risk_alpha, 1 - o.delta);
+  print_held_out(r, o);
   fmt::print("wrote {}\n", a.out);
 }
 
