@@ -35,8 +35,8 @@
 #include "common/write_text_file.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "data/static_feature_table.hpp"
+#include "surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 
 namespace fs = std::filesystem;

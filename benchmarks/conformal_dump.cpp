@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/parse_number.hpp"
-#include "gpuforecast/calibration/nonconformity.hpp"
-#include "gpuforecast/calibration/split_conformal.hpp"
+#include "calibration/nonconformity.hpp"
+#include "calibration/split_conformal.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 

@@ -30,8 +30,8 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/ensemble.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "surrogate/ensemble.hpp"
+#include "surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
 #include "common/benchmark_arguments.hpp"

@@ -39,7 +39,7 @@
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/forecast.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"

@@ -42,7 +42,7 @@
 #include "common/runs_over_alpha.hpp"
 #include "common/shared_data_dir.hpp"
 #include "common/shared_spaces.hpp"
-#include "gpuforecast/calibration/device_adaptation.hpp"
+#include "calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"

@@ -20,7 +20,7 @@
 #include "common/benchmark_arguments.hpp"
 #include "common/shared_data_dir.hpp"
 #include "common/write_text_file.hpp"
-#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"

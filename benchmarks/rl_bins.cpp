@@ -18,7 +18,7 @@
 
 #include "common/parse_number.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
 
 using namespace gpuforecast;

@@ -38,7 +38,7 @@
 #include "common/runs_over_alpha.hpp"
 #include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/run/replay_space.hpp"

@@ -26,12 +26,12 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/report/svg_plot.hpp"
+#include "report/svg_plot.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 #include "common/parse_number.hpp"
 #include "common/split_list.hpp"
 #include "common/write_text_file.hpp"

@@ -46,7 +46,7 @@
 #include "data/file_io.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "common/parse_number.hpp"
-#include "gpuforecast/calibration/plots.hpp"
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/calibration/selective_evaluation.hpp"
+#include "calibration/plots.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "calibration/selective_evaluation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 

@@ -20,7 +20,7 @@
 
 #include "common/parse_number.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 #include "surrogate/openmp_environment.hpp"
 #include "surrogate/transformer/inference_path.hpp"
 #include "common/split_list.hpp"

@@ -3,7 +3,7 @@
 // would run the kernel).
 //
 //   example_search_plan CACHE.json.gz     (e.g. ../shared/datasets/benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz)
-#include <gpuforecast/run.hpp>
+#include <gpuforecast/gpuforecast.hpp>
 
 #include <cstdio>
 #include <exception>

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "calibration/selective_calibrator.hpp"
 #include "monitor/monitor_hub.hpp"
 
 namespace gpuforecast::cli {

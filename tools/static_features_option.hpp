@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 
 namespace gpuforecast::cli {
 

@@ -9,7 +9,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 
 namespace gpuforecast::python {
 

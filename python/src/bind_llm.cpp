@@ -9,7 +9,7 @@
 #if GPUFORECAST_HAVE_LLM
 #include "gpuforecast/calibration/pairwise_selective.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/llm/llm_surrogate.hpp"
+#include "llm/llm_surrogate.hpp"
 #endif
 
 namespace gpuforecast::python {

@@ -6,7 +6,7 @@
 
 #include "api/model_impl.hpp"
 #include "core/parameter_check.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
+#include "calibration/model_bundle.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "calibration/selective_calibrator.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/adaptive_conformal.hpp"
+#include "calibration/adaptive_conformal.hpp"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

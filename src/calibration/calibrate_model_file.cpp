@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "calibration/calibrate_model_file.hpp"
 
 #include <fmt/core.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <system_error>
 
-#include "gpuforecast/calibration/model_bundle.hpp"
+#include "calibration/model_bundle.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "calibration/calibrate_model_file.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"

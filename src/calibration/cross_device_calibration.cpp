@@ -9,7 +9,7 @@
 #include <random>
 #include <tuple>
 
-#include "gpuforecast/calibration/device_adaptation.hpp"
+#include "calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "internal_api.hpp"

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/deferral.hpp"
+#include "calibration/deferral.hpp"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "stats/normal.hpp"
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

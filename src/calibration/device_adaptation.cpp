@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/device_adaptation.hpp"
+#include "calibration/device_adaptation.hpp"
 
 #include <fmt/core.h>
 

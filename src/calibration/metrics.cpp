@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/metrics.hpp"
+#include "calibration/metrics.hpp"
 
 #include <fmt/core.h>
 

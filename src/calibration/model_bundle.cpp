@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/model_bundle.hpp"
+#include "calibration/model_bundle.hpp"
 
 #include <fmt/core.h>
 

@@ -1,11 +1,11 @@
-#include "gpuforecast/calibration/mondrian_conformal.hpp"
+#include "calibration/mondrian_conformal.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/nonconformity.hpp"
+#include "calibration/nonconformity.hpp"
 
 #include <fmt/core.h>
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

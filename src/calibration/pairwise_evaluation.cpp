@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/pairwise_evaluation.hpp"
+#include "calibration/pairwise_evaluation.hpp"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include "gpuforecast/calibration/metrics.hpp"
+#include "calibration/metrics.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

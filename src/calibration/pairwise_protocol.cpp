@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "calibration/pairwise_protocol.hpp"
 
 #include <fmt/core.h>
 

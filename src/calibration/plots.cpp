@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/plots.hpp"
+#include "calibration/plots.hpp"
 
 #include <fmt/core.h>
 

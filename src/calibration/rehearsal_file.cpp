@@ -9,7 +9,7 @@
 #include <set>
 
 #include "calibration/calibration_data.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
+#include "calibration/model_bundle.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "calibration/cross_device_calibration.hpp"
-#include "gpuforecast/calibration/calibrate_model_file.hpp"
+#include "calibration/calibrate_model_file.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "internal_api.hpp"
 

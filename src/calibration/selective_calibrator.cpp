@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "calibration/selective_calibrator.hpp"
 
 #include <fmt/core.h>
 
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <random>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/selective_evaluation.hpp"
+#include "calibration/selective_evaluation.hpp"
 
 #include <fmt/core.h>
 

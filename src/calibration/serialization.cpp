@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/calibration/adaptive_conformal.hpp"
-#include "gpuforecast/calibration/mondrian_conformal.hpp"
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/calibration/split_conformal.hpp"
+#include "calibration/adaptive_conformal.hpp"
+#include "calibration/mondrian_conformal.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "calibration/split_conformal.hpp"
 #include "gpuforecast/core/archive.hpp"
 
 // Kept apart from the math so that using a calibrator does not pull in the archive code.

@@ -1,10 +1,10 @@
-#include "gpuforecast/calibration/split_conformal.hpp"
+#include "calibration/split_conformal.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

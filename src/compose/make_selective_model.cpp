@@ -1,12 +1,12 @@
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 
-#include "gpuforecast/calibration/model_bundle.hpp"
-#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "calibration/model_bundle.hpp"
+#include "calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "online_selective.hpp"
 #if GPUFORECAST_HAVE_LLM
-#include "gpuforecast/llm/llm_selective.hpp"
+#include "llm/llm_selective.hpp"
 #endif
 
 namespace gpuforecast {

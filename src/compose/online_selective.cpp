@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/ensemble.hpp"
-#include "gpuforecast/surrogate/random_forest.hpp"
+#include "surrogate/ensemble.hpp"
+#include "surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 
 namespace gpuforecast::detail::compose {
 

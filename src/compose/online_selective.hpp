@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
+#include "calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/selective_model.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/core/warning.hpp"
+#include "core/warning.hpp"
 
 #include <cstdio>
 #include <mutex>

@@ -14,7 +14,7 @@
 #include "data/file_io.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/warning.hpp"
+#include "core/warning.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t4.hpp"
 

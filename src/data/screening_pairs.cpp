@@ -1,4 +1,4 @@
-#include "gpuforecast/data/screening_pairs.hpp"
+#include "data/screening_pairs.hpp"
 
 #include <fmt/core.h>
 

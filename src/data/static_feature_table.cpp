@@ -1,4 +1,4 @@
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "gpuforecast/llm/llm_endpoint.hpp"
+#include "llm/llm_endpoint.hpp"
 
 #include <curl/curl.h>
 #include <fmt/core.h>

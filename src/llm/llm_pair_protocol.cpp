@@ -1,11 +1,11 @@
-#include "gpuforecast/llm/llm_pair_protocol.hpp"
+#include "llm/llm_pair_protocol.hpp"
 
 #include <fmt/core.h>
 
 #include <chrono>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/llm/pair_prompt.hpp"
+#include "llm/pair_prompt.hpp"
 
 namespace gpuforecast {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/llm/llm_selective.hpp"
+#include "llm/llm_selective.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/llm/llm_surrogate.hpp"
+#include "llm/llm_surrogate.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/llm/pair_prompt.hpp"
+#include "llm/pair_prompt.hpp"
 
 #include <fmt/core.h>
 

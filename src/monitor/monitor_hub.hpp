@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/search/anomaly_monitor.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 
 namespace gpuforecast::detail::monitor {

@@ -1,4 +1,4 @@
-#include "gpuforecast/report/svg_plot.hpp"
+#include "report/svg_plot.hpp"
 
 #include <fmt/core.h>
 

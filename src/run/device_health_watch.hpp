@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "gpuforecast/runtime/device_health.hpp"
-#include "gpuforecast/search/anomaly_monitor.hpp"
+#include "runtime/device_health.hpp"
+#include "search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 
 namespace gpuforecast::detail {

@@ -1,11 +1,11 @@
-#include "gpuforecast/run/report.hpp"
+#include "run/report.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
-#include "gpuforecast/report/svg_plot.hpp"
+#include "report/svg_plot.hpp"
 
 namespace gpuforecast {
 

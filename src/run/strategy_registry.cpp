@@ -7,14 +7,14 @@
 #include <span>
 #include <string>
 
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/screening_pairs.hpp"
-#include "gpuforecast/search/genetic.hpp"
-#include "gpuforecast/search/random_search.hpp"
+#include "data/screening_pairs.hpp"
+#include "search/genetic.hpp"
+#include "search/random_search.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/surrogate_filtered.hpp"
+#include "search/surrogate_filtered.hpp"
 
 namespace gpuforecast {
 

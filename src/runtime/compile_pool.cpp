@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/compile_pool.hpp"
+#include "runtime/compile_pool.hpp"
 
 #include <algorithm>
 

@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/compile_pool.hpp"
-#include "gpuforecast/runtime/cuda_devices.hpp"
-#include "gpuforecast/runtime/detail/driver_api.hpp"
-#include "gpuforecast/runtime/kernel_arguments.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/compile_pool.hpp"
+#include "runtime/cuda_devices.hpp"
+#include "runtime/detail/driver_api.hpp"
+#include "runtime/kernel_arguments.hpp"
+#include "runtime/launch_geometry.hpp"
 #include "runtime/device_executor.hpp"
 #include "runtime/worker_process.hpp"
 

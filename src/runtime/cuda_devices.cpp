@@ -1,10 +1,10 @@
-#include "gpuforecast/runtime/cuda_devices.hpp"
+#include "runtime/cuda_devices.hpp"
 
 #include <cuda.h>
 #include <fmt/core.h>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "runtime/detail/driver_api.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "runtime/worker_process.hpp"
 

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <limits>
 
-#include "gpuforecast/runtime/detail/measurement_loop.hpp"
-#include "gpuforecast/runtime/sample_error.hpp"
+#include "runtime/detail/measurement_loop.hpp"
+#include "runtime/sample_error.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "runtime/cupti_timer.hpp"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/runtime/detail/driver_api.hpp"
-#include "gpuforecast/runtime/kernel_arguments.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/detail/driver_api.hpp"
+#include "runtime/kernel_arguments.hpp"
+#include "runtime/launch_geometry.hpp"
 #include "gpuforecast/runtime/stopping_criterion.hpp"
 
 namespace gpuforecast::detail {

@@ -1,7 +1,7 @@
 // NVML through dlopen: the few entry points and types a health reading needs are declared here
 // from NVML's API reference (its header is not part of the toolkit this builds with), so the
 // library builds and starts everywhere and a machine without NVML is told so.
-#include "gpuforecast/runtime/device_health.hpp"
+#include "runtime/device_health.hpp"
 
 #include <dlfcn.h>
 #include <fmt/core.h>

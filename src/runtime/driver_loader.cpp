@@ -8,7 +8,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "runtime/detail/driver_api.hpp"
 
 namespace gpuforecast::driver {
 

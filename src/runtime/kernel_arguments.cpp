@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/kernel_arguments.hpp"
+#include "runtime/kernel_arguments.hpp"
 
 #include <fmt/core.h>
 
@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/launch_geometry.hpp"
 
 namespace gpuforecast {
 

@@ -1,11 +1,11 @@
-#include "gpuforecast/runtime/detail/measurement_loop.hpp"
+#include "runtime/detail/measurement_loop.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/runtime/statistics.hpp"
+#include "runtime/statistics.hpp"
 
 namespace gpuforecast::detail {
 

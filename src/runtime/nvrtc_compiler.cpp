@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/static_features.hpp"
 #include "runtime/worker_process.hpp"
 
 namespace gpuforecast {

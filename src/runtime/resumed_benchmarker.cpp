@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/resumed_benchmarker.hpp"
+#include "runtime/resumed_benchmarker.hpp"
 
 namespace gpuforecast {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/simulated_farm.hpp"
+#include "runtime/simulated_farm.hpp"
 
 #include <fmt/core.h>
 

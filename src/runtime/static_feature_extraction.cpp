@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/static_feature_extraction.hpp"
+#include "runtime/static_feature_extraction.hpp"
 
 #include <fmt/core.h>
 
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
-#include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/launch_geometry.hpp"
+#include "runtime/static_features.hpp"
 
 namespace gpuforecast {
 

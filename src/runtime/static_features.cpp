@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/static_features.hpp"
 
 #include <array>
 #include <charconv>

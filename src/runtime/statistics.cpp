@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/statistics.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/core.h>
 

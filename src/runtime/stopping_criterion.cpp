@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/fixed_count_criterion.hpp"
-#include "gpuforecast/runtime/relative_ci_criterion.hpp"
-#include "gpuforecast/runtime/statistics.hpp"
-#include "gpuforecast/runtime/time_cap_criterion.hpp"
+#include "runtime/fixed_count_criterion.hpp"
+#include "runtime/relative_ci_criterion.hpp"
+#include "runtime/statistics.hpp"
+#include "runtime/time_cap_criterion.hpp"
 
 namespace gpuforecast {
 

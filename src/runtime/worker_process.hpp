@@ -17,7 +17,7 @@
 #include <string>
 
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "runtime/detail/driver_api.hpp"
 #include "runtime/device_executor.hpp"
 
 namespace gpuforecast::detail {

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/anomaly_monitor.hpp"
+#include "search/anomaly_monitor.hpp"
 
 #include <fmt/core.h>
 

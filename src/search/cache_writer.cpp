@@ -1,4 +1,4 @@
-#include "gpuforecast/search/cache_writer.hpp"
+#include "search/cache_writer.hpp"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 #include <ctime>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/kernel_tuner_cache_appender.hpp"
+#include "data/kernel_tuner_cache_appender.hpp"
 
 namespace gpuforecast {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/event_log.hpp"
+#include "search/event_log.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>

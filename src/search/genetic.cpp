@@ -1,4 +1,4 @@
-#include "gpuforecast/search/genetic.hpp"
+#include "search/genetic.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -9,7 +9,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/selective_model.hpp"
-#include "gpuforecast/search/surrogate_filtered/screening.hpp"
+#include "search/surrogate_filtered/screening.hpp"
 
 namespace gpuforecast {
 class SearchContext;

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/progress_bar.hpp"
+#include "search/progress_bar.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/random_search.hpp"
+#include "search/random_search.hpp"
 
 #include <algorithm>
 #include <random>

@@ -1,10 +1,10 @@
-#include "gpuforecast/search/resume.hpp"
+#include "search/resume.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/cache_writer.hpp"
+#include "search/cache_writer.hpp"
 
 namespace gpuforecast {
 

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/search/progress_bar.hpp"
+#include "search/progress_bar.hpp"
 
 namespace gpuforecast {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/surrogate_filtered.hpp"
+#include "search/surrogate_filtered.hpp"
 
 #include <algorithm>
 #include <deque>

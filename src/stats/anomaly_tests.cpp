@@ -1,4 +1,4 @@
-#include "gpuforecast/stats/anomaly_tests.hpp"
+#include "stats/anomaly_tests.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 
 #include <fmt/core.h>
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <limits>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
+#include "stats/conformal_quantile.hpp"
 #include "gpuforecast/stats/learn_then_test.hpp"
 #include "gpuforecast/core/error.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "flat_trees.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/compact.hpp"
+#include "surrogate/compact.hpp"
 
 #include <fmt/core.h>
 #include <zlib.h>

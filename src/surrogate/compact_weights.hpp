@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "gpuforecast/surrogate/compact.hpp"
+#include "surrogate/compact.hpp"
 #include "tabular.hpp"
 
 namespace gpuforecast::detail {

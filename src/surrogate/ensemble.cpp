@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/ensemble.hpp"
+#include "surrogate/ensemble.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "surrogate/evaluation.hpp"
 
 #include <fmt/core.h>
 

@@ -3,7 +3,7 @@
 // so both write the same fields.
 #include <nlohmann/json.hpp>
 
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "surrogate/evaluation.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "surrogate/feature_encoder.hpp"
 
 #include <algorithm>
 #include <cmath>

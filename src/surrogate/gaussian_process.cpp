@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/gaussian_process.hpp"
+#include "surrogate/gaussian_process.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/core.h>

@@ -17,7 +17,7 @@
 
 #include "flat_trees.hpp"
 #include "gpuforecast/core/archive.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/core.h>

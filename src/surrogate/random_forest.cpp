@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/random_forest.hpp"
+#include "surrogate/random_forest.hpp"
 
 #include <algorithm>
 #include <cmath>

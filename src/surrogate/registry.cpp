@@ -8,14 +8,14 @@
 #include <cstdlib>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/ensemble.hpp"
-#include "gpuforecast/surrogate/gaussian_process.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
-#include "gpuforecast/surrogate/random_forest.hpp"
-#include "gpuforecast/surrogate/ridge.hpp"
-#include "gpuforecast/surrogate/surrogate_kind.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
-#include "gpuforecast/surrogate/compact.hpp"
+#include "surrogate/ensemble.hpp"
+#include "surrogate/gaussian_process.hpp"
+#include "surrogate/knn.hpp"
+#include "surrogate/random_forest.hpp"
+#include "surrogate/ridge.hpp"
+#include "surrogate/surrogate_kind.hpp"
+#include "surrogate/xgboost.hpp"
+#include "surrogate/compact.hpp"
 #include "surrogate/surrogate_kind_table.hpp"
 #include "surrogate/transformer_plugin.hpp"
 

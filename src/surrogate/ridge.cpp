@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/ridge.hpp"
+#include "surrogate/ridge.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/core.h>

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuforecast/surrogate/surrogate_kind.hpp"
+#include "surrogate/surrogate_kind.hpp"
 
 namespace gpuforecast::detail {
 

@@ -12,7 +12,7 @@
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/archive.hpp"
-#include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "surrogate/feature_encoder.hpp"
 
 namespace gpuforecast::detail {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "gpuforecast/surrogate/surrogate_kind.hpp"
+#include "surrogate/surrogate_kind.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 
 #include <fmt/core.h>
 #include <xgboost/c_api.h>

@@ -1,6 +1,6 @@
 // Built instead of xgboost.cpp when XGBoost is absent: the type exists, its use says why not.
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/xgboost.hpp"
 
 #include "boosting.hpp"
 

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "calibration/fixed_predictions.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
-#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "calibration/model_bundle.hpp"
+#include "calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/forecast.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
 using namespace gpuforecast;

@@ -8,7 +8,7 @@
 #include "data/temp_dir.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/screen.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "support/knn_model.hpp"
 

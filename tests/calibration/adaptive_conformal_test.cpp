@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/calibration/adaptive_conformal.hpp"
-#include "gpuforecast/calibration/split_conformal.hpp"
+#include "calibration/adaptive_conformal.hpp"
+#include "calibration/split_conformal.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

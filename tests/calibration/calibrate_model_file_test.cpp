@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "data/temp_dir.hpp"
-#include "gpuforecast/calibration/calibrate_model_file.hpp"
-#include "gpuforecast/calibration/model_bundle.hpp"
+#include "calibration/calibrate_model_file.hpp"
+#include "calibration/model_bundle.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"

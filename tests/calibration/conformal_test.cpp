@@ -6,11 +6,11 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/stats/conformal_quantile.hpp"
-#include "gpuforecast/calibration/cqr.hpp"
-#include "gpuforecast/calibration/mondrian_conformal.hpp"
-#include "gpuforecast/calibration/nonconformity.hpp"
-#include "gpuforecast/calibration/split_conformal.hpp"
+#include "stats/conformal_quantile.hpp"
+#include "calibration/cqr.hpp"
+#include "calibration/mondrian_conformal.hpp"
+#include "calibration/nonconformity.hpp"
+#include "calibration/split_conformal.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

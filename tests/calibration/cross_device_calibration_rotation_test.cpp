@@ -11,7 +11,7 @@
 
 #include "calibration/cross_device_calibration.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "support/data.hpp"
 
 using namespace gpuforecast;

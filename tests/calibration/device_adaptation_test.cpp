@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/calibration/device_adaptation.hpp"
+#include "calibration/device_adaptation.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/core/archive.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "support/data.hpp"
 
 using namespace gpuforecast;

@@ -10,7 +10,7 @@
 
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "support/data.hpp"
 
 namespace gpuforecast::test {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "gpuforecast/calibration/metrics.hpp"
+#include "calibration/metrics.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

@@ -2,7 +2,7 @@
 // on 10% of the space, random and neighbour pairs among the rest.
 #include <catch2/catch.hpp>
 
-#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"

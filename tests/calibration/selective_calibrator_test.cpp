@@ -6,8 +6,8 @@
 #include <limits>
 #include <random>
 
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/calibration/selective_forecaster.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/archive.hpp"
 

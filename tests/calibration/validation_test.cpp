@@ -9,9 +9,9 @@
 #include <random>
 
 #include "fixed_predictions.hpp"
-#include "gpuforecast/calibration/adaptive_conformal.hpp"
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/calibration/selective_evaluation.hpp"
+#include "calibration/adaptive_conformal.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "calibration/selective_evaluation.hpp"
 
 using namespace gpuforecast;
 

@@ -1,6 +1,7 @@
-# Installs the build tree into PREFIX and checks the installed headers: no detail/ folder, no
-# test seam (`*_for_testing`), and no include of a detail/ header (it would not be there).
-# Run as: cmake -DBUILD_DIR=... -DPREFIX=... -P check_installed_headers.cmake
+# Installs the build tree into PREFIX and checks the installed headers: at most MAX_HEADERS of
+# them, no detail/ folder, no test seam (`*_for_testing`), and closed under their own includes
+# (every "gpuforecast/..." they include is installed; no project header is named any other way).
+# Run as: cmake -DBUILD_DIR=... -DPREFIX=... -DMAX_HEADERS=N -P check_installed_headers.cmake
 file(REMOVE_RECURSE ${PREFIX})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX}
   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
@@ -22,17 +23,27 @@ foreach(h IN LISTS headers)
   foreach(l IN LISTS seams)
     list(APPEND bad "${h}: declares a test seam: ${l}")
   endforeach()
-  file(STRINGS ${h} details REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"][^>\"]*/detail/")
-  foreach(l IN LISTS details)
-    list(APPEND bad "${h}: includes a header that is not installed: ${l}")
+  file(STRINGS ${h} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+  foreach(l IN LISTS includes)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*)[>\"].*$" "\\1" included "${l}")
+    if(included MATCHES "^gpuforecast/")
+      if(NOT EXISTS ${PREFIX}/include/${included})
+        list(APPEND bad "${h}: includes ${included}, which is not installed")
+      endif()
+    elseif(l MATCHES "\"")
+      list(APPEND bad "${h}: includes \"${included}\", a header of the source tree, not of the installed one")
+    endif()
   endforeach()
 endforeach()
 if(count EQUAL 0)
   list(APPEND bad "no headers installed under ${PREFIX}/include")
 endif()
+if(count GREATER MAX_HEADERS)
+  list(APPEND bad "${count} headers installed, more than ${MAX_HEADERS}: a header users do not need goes to src/<area>/")
+endif()
 if(bad)
   list(JOIN bad "\n  " msg)
   message(FATAL_ERROR "installed headers:\n  ${msg}")
 endif()
-message(STATUS "${count} installed headers checked: no detail/ folder, no test seam, no include of detail/")
+message(STATUS "${count} installed headers (at most ${MAX_HEADERS}) checked: no detail/ folder, no test seam, closed under their includes")
 file(REMOVE_RECURSE ${PREFIX})

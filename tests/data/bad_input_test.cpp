@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/warning.hpp"
+#include "core/warning.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/data/t1.hpp"

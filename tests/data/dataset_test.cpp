@@ -7,7 +7,7 @@
 #include <set>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/warning.hpp"
+#include "core/warning.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "data/temp_dir.hpp"
 #include "support/data.hpp"

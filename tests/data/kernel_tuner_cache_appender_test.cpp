@@ -1,4 +1,4 @@
-#include "gpuforecast/data/kernel_tuner_cache_appender.hpp"
+#include "data/kernel_tuner_cache_appender.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/screening_pairs.hpp"
+#include "data/screening_pairs.hpp"
 #include "temp_dir.hpp"
 
 using namespace gpuforecast;

@@ -1,5 +1,5 @@
 // The stored static feature tables: format, reading back, joining to measurements, occupancy.
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -10,7 +10,7 @@
 
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
-#include "gpuforecast/runtime/cuda_devices.hpp"
+#include "runtime/cuda_devices.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "support/data.hpp"
 

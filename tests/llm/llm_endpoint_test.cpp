@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/llm/llm_endpoint.hpp"
+#include "llm/llm_endpoint.hpp"
 #include "fake_server.hpp"
 
 using namespace gpuforecast;

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/llm/llm_selective.hpp"
+#include "llm/llm_selective.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "fake_server.hpp"

@@ -11,7 +11,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/llm/llm_surrogate.hpp"
+#include "llm/llm_surrogate.hpp"
 #include "fake_server.hpp"
 #include "support/data.hpp"
 

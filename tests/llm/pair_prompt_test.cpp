@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/llm/pair_prompt.hpp"
+#include "llm/pair_prompt.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;

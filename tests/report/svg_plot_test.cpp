@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/report/svg_plot.hpp"
+#include "report/svg_plot.hpp"
 
 using namespace gpuforecast;
 

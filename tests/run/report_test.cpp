@@ -1,5 +1,5 @@
 // One run measured on a GPU or a farm, as text and JSON (the live and --mpi searches print these).
-#include "gpuforecast/run/report.hpp"
+#include "run/report.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

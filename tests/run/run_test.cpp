@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/warning.hpp"
+#include "core/warning.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"

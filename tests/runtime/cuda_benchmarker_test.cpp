@@ -11,7 +11,7 @@
 
 #include "fake_driver.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/cuda_devices.hpp"
+#include "runtime/cuda_devices.hpp"
 
 using namespace gpuforecast;
 namespace fake = gpuforecast::test::fake;

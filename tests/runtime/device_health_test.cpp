@@ -2,7 +2,7 @@
 // event each (a throttle reason newly active, the temperature limit reached, new uncorrected ECC
 // errors, each Xid), what is no fault of the device is not reported, and a machine without
 // NVML gets a reason instead of a crash.
-#include "gpuforecast/runtime/device_health.hpp"
+#include "runtime/device_health.hpp"
 
 #include <catch2/catch.hpp>
 

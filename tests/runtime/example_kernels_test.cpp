@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "gpuforecast/data/t1.hpp"
-#include "gpuforecast/runtime/compile_pool.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/compile_pool.hpp"
+#include "runtime/launch_geometry.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "support/data.hpp"

@@ -17,7 +17,7 @@
 #include <vector>
 #include <thread>
 
-#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "runtime/detail/driver_api.hpp"
 
 namespace gpuforecast::test::fake {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/kernel_arguments.hpp"
+#include "runtime/kernel_arguments.hpp"
 
 #include <catch2/catch.hpp>
 

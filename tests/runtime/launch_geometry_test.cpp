@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/launch_geometry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/compile_pool.hpp"
+#include "runtime/compile_pool.hpp"
 
 using namespace gpuforecast;
 

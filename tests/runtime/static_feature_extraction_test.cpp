@@ -1,7 +1,7 @@
 // Static features of many configurations compiled with NVRTC (no GPU): what the compiler can
 // know, failures recorded with the compiler's message, interrupted runs that compile nothing
 // twice, and the stored tables reproduced.
-#include "gpuforecast/runtime/static_feature_extraction.hpp"
+#include "runtime/static_feature_extraction.hpp"
 
 #include <catch2/catch.hpp>
 

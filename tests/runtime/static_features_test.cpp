@@ -1,6 +1,6 @@
 // Parsers of the ptxas report and the PTX instruction mix, on fixed text. Compiled kernels with
 // known values are checked in nvrtc_compiler_test.
-#include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/static_features.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/runtime/detail/measurement_loop.hpp"
-#include "gpuforecast/runtime/fixed_count_criterion.hpp"
-#include "gpuforecast/runtime/relative_ci_criterion.hpp"
-#include "gpuforecast/runtime/sample_error.hpp"
-#include "gpuforecast/runtime/statistics.hpp"
-#include "gpuforecast/runtime/time_cap_criterion.hpp"
+#include "runtime/detail/measurement_loop.hpp"
+#include "runtime/fixed_count_criterion.hpp"
+#include "runtime/relative_ci_criterion.hpp"
+#include "runtime/sample_error.hpp"
+#include "runtime/statistics.hpp"
+#include "runtime/time_cap_criterion.hpp"
 
 using namespace gpuforecast;
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpuforecast/runtime/detail/driver_api.hpp"
+#include "runtime/detail/driver_api.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
 
 using namespace gpuforecast;

@@ -2,7 +2,7 @@
 // one measurement is flagged there, a lasting step is found within a few measurements and the
 // reference restarts at the new level, a clean search raises no device flag; the sentinel
 // changes none of the measurements.
-#include "gpuforecast/search/anomaly_monitor.hpp"
+#include "search/anomaly_monitor.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The event log: a replayed surrogate-filtered search with screening writes one JSON line per
 // event, in order, each on disk when its event happens, measurements carrying the forecast made
 // before them; the same seed gives the same lines (times aside); a path it cannot open is named.
-#include "gpuforecast/search/event_log.hpp"
+#include "search/event_log.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

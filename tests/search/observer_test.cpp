@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/random_search.hpp"
+#include "search/random_search.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "synthetic.hpp"
 

@@ -1,5 +1,5 @@
-#include "gpuforecast/runtime/resumed_benchmarker.hpp"
-#include "gpuforecast/search/resume.hpp"
+#include "runtime/resumed_benchmarker.hpp"
+#include "search/resume.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,9 +10,9 @@
 
 #include <unistd.h>
 
-#include "gpuforecast/data/kernel_tuner_cache_appender.hpp"
+#include "data/kernel_tuner_cache_appender.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/cache_writer.hpp"
+#include "search/cache_writer.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"

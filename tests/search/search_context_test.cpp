@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/genetic.hpp"
-#include "gpuforecast/search/random_search.hpp"
-#include "gpuforecast/search/surrogate_filtered.hpp"
+#include "search/genetic.hpp"
+#include "search/random_search.hpp"
+#include "search/surrogate_filtered.hpp"
 #include "gpuforecast/data/t4.hpp"
 #include "synthetic.hpp"
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/simulated_farm.hpp"
+#include "runtime/simulated_farm.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -6,10 +6,10 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/search/genetic.hpp"
-#include "gpuforecast/search/random_search.hpp"
+#include "search/genetic.hpp"
+#include "search/random_search.hpp"
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/surrogate_filtered.hpp"
+#include "search/surrogate_filtered.hpp"
 #include "synthetic.hpp"
 
 using namespace gpuforecast;

@@ -11,7 +11,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
-#include "gpuforecast/search/genetic.hpp"
+#include "search/genetic.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
 #include "support/data.hpp"

@@ -1,7 +1,7 @@
 // The surrogate-filtered search's own behaviour: local moves around the incumbent, the initial
 // designs (spread out from scratch; forecast best and far apart with a pre-trained model),
 // optimism over the whole space.
-#include "gpuforecast/search/surrogate_filtered.hpp"
+#include "search/surrogate_filtered.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,7 +16,7 @@
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
-#include "gpuforecast/compose/selective_model_spec.hpp"
+#include "compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "synthetic.hpp"

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/stats/anomaly_tests.hpp"
+#include "stats/anomaly_tests.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

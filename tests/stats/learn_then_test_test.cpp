@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "gpuforecast/calibration/deferral.hpp"
+#include "calibration/deferral.hpp"
 #include "gpuforecast/stats/learn_then_test.hpp"
 #include "gpuforecast/core/error.hpp"
 

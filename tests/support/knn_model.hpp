@@ -5,7 +5,7 @@
 #include "data/temp_dir.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/forecast.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/knn.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "support/data.hpp"
 

@@ -10,9 +10,9 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
-#include "gpuforecast/surrogate/compact.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "data/static_feature_table.hpp"
+#include "surrogate/compact.hpp"
+#include "surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"

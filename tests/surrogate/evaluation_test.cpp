@@ -3,9 +3,9 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/core/warning.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
-#include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "core/warning.hpp"
+#include "surrogate/evaluation.hpp"
+#include "surrogate/feature_encoder.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "support/wild_cache.hpp"

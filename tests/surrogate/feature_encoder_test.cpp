@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/feature_encoder.hpp"
+#include "surrogate/feature_encoder.hpp"
 #include "synthetic.hpp"
 
 using namespace gpuforecast;

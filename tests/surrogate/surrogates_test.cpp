@@ -7,15 +7,15 @@
 #include <cmath>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/compact.hpp"
-#include "gpuforecast/surrogate/ensemble.hpp"
-#include "gpuforecast/surrogate/gaussian_process.hpp"
-#include "gpuforecast/surrogate/knn.hpp"
+#include "surrogate/compact.hpp"
+#include "surrogate/ensemble.hpp"
+#include "surrogate/gaussian_process.hpp"
+#include "surrogate/knn.hpp"
 #include "gpuforecast/surrogate/metrics.hpp"
-#include "gpuforecast/surrogate/random_forest.hpp"
+#include "surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "gpuforecast/surrogate/ridge.hpp"
-#include "gpuforecast/surrogate/xgboost.hpp"
+#include "surrogate/ridge.hpp"
+#include "surrogate/xgboost.hpp"
 #include "synthetic.hpp"
 
 using namespace gpuforecast;

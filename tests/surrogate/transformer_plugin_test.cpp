@@ -13,10 +13,10 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/core/archive.hpp"
-#include "gpuforecast/surrogate/ensemble.hpp"
+#include "surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "gpuforecast/surrogate/surrogate_kind.hpp"
+#include "surrogate/surrogate_kind.hpp"
 #include "support/data.hpp"
 
 using namespace gpuforecast;

@@ -13,7 +13,7 @@
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 #include "support/data.hpp"
 #include "../../src/surrogate/transformer/inference_path.hpp"  // tests have no src/ include path
 

@@ -13,9 +13,12 @@ import re
 import sys
 
 NOT_YET_REMOVED = {
+    ("core", "space"): "TuningSpace (core) checks its constraints with space/'s compiled expressions: "
+                       "TuningSpace moves to space/, a library of its own",
 }
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]gpuforecast/([a-z_]+)/', re.M)
+# Public headers are named "gpuforecast/<area>/...", internal ones (src/) "<area>/...".
+INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](?:gpuforecast/)?([a-z_]+)/', re.M)
 
 
 def stated_order(root: str) -> list:
@@ -49,7 +52,7 @@ def main():
                             continue
                         seen.add((area, other))
                         if (area, other) not in NOT_YET_REMOVED:
-                            failures.append(f"{os.path.relpath(path, root)}: includes gpuforecast/{other}/, "
+                            failures.append(f"{os.path.relpath(path, root)}: includes {other}/, "
                                             f"an area above {area} ({' < '.join(order)})")
     for pair, reason in NOT_YET_REMOVED.items():
         if pair not in seen:

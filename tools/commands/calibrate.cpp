@@ -13,10 +13,10 @@
 #include "command_registry.hpp"
 #include "numeric_options.hpp"
 #include "calibration/rehearsal_file.hpp"
-#include "gpuforecast/calibration/calibrate_model_file.hpp"
-#include "gpuforecast/calibration/deferral.hpp"
-#include "gpuforecast/calibration/mondrian_conformal.hpp"
-#include "gpuforecast/calibration/nonconformity.hpp"
+#include "calibration/calibrate_model_file.hpp"
+#include "calibration/deferral.hpp"
+#include "calibration/mondrian_conformal.hpp"
+#include "calibration/nonconformity.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "commands/eval_pairs.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/surrogate/evaluation.hpp"
+#include "surrogate/evaluation.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
 #include "eval_selective.hpp"

@@ -9,13 +9,13 @@
 #include <map>
 #include <optional>
 
-#include "gpuforecast/calibration/pairwise_protocol.hpp"
+#include "calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/openmp_environment.hpp"
 #if GPUFORECAST_HAVE_LLM
-#include "gpuforecast/llm/llm_pair_protocol.hpp"
+#include "llm/llm_pair_protocol.hpp"
 #endif
 
 namespace gpuforecast::cli {

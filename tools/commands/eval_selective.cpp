@@ -20,14 +20,14 @@
 #include <numeric>
 #include <random>
 
-#include "gpuforecast/calibration/model_bundle.hpp"
-#include "gpuforecast/calibration/plots.hpp"
-#include "gpuforecast/calibration/selective_calibrator.hpp"
-#include "gpuforecast/calibration/selective_evaluation.hpp"
+#include "calibration/model_bundle.hpp"
+#include "calibration/plots.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "calibration/selective_evaluation.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/search/event_log.hpp"
+#include "search/event_log.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 
 namespace gpuforecast::cli {

@@ -17,11 +17,11 @@
 #include "command_registry.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/static_feature_table.hpp"
+#include "data/static_feature_table.hpp"
 #include "gpuforecast/data/t1.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
-#include "gpuforecast/runtime/static_feature_extraction.hpp"
+#include "runtime/static_feature_extraction.hpp"
 #endif
 
 namespace {

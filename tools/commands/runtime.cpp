@@ -26,10 +26,10 @@
 #include "gpuforecast/search/search_context.hpp"
 #include "interrupt.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
-#include "gpuforecast/runtime/cuda_devices.hpp"
-#include "gpuforecast/runtime/launch_geometry.hpp"
+#include "runtime/cuda_devices.hpp"
+#include "runtime/launch_geometry.hpp"
 #include "gpuforecast/runtime/nvrtc_compiler.hpp"
-#include "gpuforecast/runtime/static_features.hpp"
+#include "runtime/static_features.hpp"
 #endif
 
 namespace {

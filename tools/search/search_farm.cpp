@@ -12,7 +12,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/t1.hpp"
-#include "gpuforecast/run/report.hpp"
+#include "run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/search/search_context.hpp"

@@ -6,15 +6,15 @@
 #include <filesystem>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/screening_pairs.hpp"
+#include "data/screening_pairs.hpp"
 #include "gpuforecast/run/replay_space.hpp"
-#include "gpuforecast/run/report.hpp"
+#include "run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "interrupt.hpp"
 #include "search/search_args.hpp"
 #if GPUFORECAST_HAVE_LLM
-#include "gpuforecast/llm/llm_endpoint.hpp"
+#include "llm/llm_endpoint.hpp"
 #endif
 
 namespace gpuforecast::cli {

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/surrogate_filtered/acquisition.hpp"
+#include "search/surrogate_filtered/acquisition.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/surrogate_filtered/batch_selection.hpp"
+#include "search/surrogate_filtered/batch_selection.hpp"
 
 #include <algorithm>
 #include <cmath>

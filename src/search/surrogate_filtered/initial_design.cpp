@@ -1,11 +1,11 @@
-#include "gpuforecast/search/surrogate_filtered/initial_design.hpp"
+#include "search/surrogate_filtered/initial_design.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/search/surrogate_filtered/acquisition.hpp"
+#include "search/surrogate_filtered/acquisition.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "search/variation.hpp"
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/search/surrogate_filtered/proposals.hpp"
+#include "search/surrogate_filtered/proposals.hpp"
 
 #include <algorithm>
 #include <cmath>

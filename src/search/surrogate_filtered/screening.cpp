@@ -1,4 +1,4 @@
-#include "gpuforecast/search/surrogate_filtered/screening.hpp"
+#include "search/surrogate_filtered/screening.hpp"
 
 #include <algorithm>
 #include <cmath>

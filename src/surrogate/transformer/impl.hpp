@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 #include "surrogate/transformer/encoding.hpp"
 #include "surrogate/transformer/net.hpp"
 

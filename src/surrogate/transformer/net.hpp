@@ -4,7 +4,7 @@
 // heads on the [CLS] output: log-runtime quantiles, p_fail and the eight speedup bins.
 #include <torch/torch.h>
 
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 
 namespace gpuforecast::detail::transformer {
 

@@ -3,7 +3,7 @@
 // field order its persistence writes.
 #include <cstdint>
 
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 
 namespace gpuforecast::detail::transformer {
 

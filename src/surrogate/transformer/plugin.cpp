@@ -3,8 +3,8 @@
 // the kind lands in the table of the copy of the core that asked.
 #include <cstdint>
 
-#include "gpuforecast/surrogate/surrogate_kind.hpp"
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/surrogate_kind.hpp"
+#include "surrogate/transformer.hpp"
 
 extern "C" __attribute__((visibility("default"))) void gpuforecast_transformer_register(
     void (*register_kind)(gpuforecast::SurrogateKind)) {

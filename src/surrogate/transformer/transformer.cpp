@@ -1,7 +1,7 @@
 // TransformerSurrogate's facade over its Impl (impl.hpp), and the normalisers every part reads.
 // The parts live beside it: net (module), batch (tensors), fast_encoder + attention (inference
 // kernels), fused_adamw (optimiser), trainer, inference, rl_stage, persistence.
-#include "gpuforecast/surrogate/transformer.hpp"
+#include "surrogate/transformer.hpp"
 
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "surrogate/transformer/impl.hpp"
