@@ -24,7 +24,7 @@
 #include "common/parse_number.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "runtime/compile_pool.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 
 namespace {

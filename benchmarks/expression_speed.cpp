@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "gpuforecast/space/expression.hpp"
 

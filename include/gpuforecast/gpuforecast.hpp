@@ -19,7 +19,7 @@
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/core/selective_model.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/core/value.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"

@@ -32,7 +32,11 @@ Kind kind_of(const std::vector<Value>& values) {
   return ints ? Kind::integer : numbers ? Kind::real : strings ? Kind::text : Kind::mixed;
 }
 
-std::string join(const std::vector<std::string>& names) {
+}  // namespace
+
+namespace detail {
+
+std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
@@ -49,13 +53,7 @@ std::string list_values(const std::vector<Value>& values) {
   return fmt::format("{}..., {} ({} values)", out, values.back().to_string(), values.size());
 }
 
-std::string range_of(const std::vector<Value>& seen) {
-  if (seen.empty()) return "nothing";
-  if (seen.size() <= 6) return list_values(seen);
-  return seen.front().to_string() + ".." + seen.back().to_string();
-}
-
-[[noreturn]] void refuse(std::size_t row, const Config& config, std::string parameter, std::string expected,
+[[noreturn]] void refuse_configuration(std::size_t row, const Config& config, std::string parameter, std::string expected,
                          const std::string& message) {
   throw invalid_configuration_error(row, std::move(parameter), std::move(expected),
                                     fmt::format("configuration {} [{}]: {}", row, config.to_string(), message));
@@ -65,9 +63,9 @@ std::string range_of(const std::vector<Value>& seen) {
 // not exactly `known` (empty, missing, unknown with the closest known name, repeated).
 std::vector<std::size_t> match_names(const std::vector<std::string>& known, const std::string& what,
                                      const Config& config, std::size_t row) {
-  const std::string expected = join(known);
+  const std::string expected = join_names(known);
   if (config.size() == 0)
-    refuse(row, config, "", expected,
+    refuse_configuration(row, config, "", expected,
            fmt::format("is empty; {} has the {} parameters {}", what, known.size(), expected));
   const auto& names = config.names();
   std::vector<std::size_t> index(names.size());
@@ -81,7 +79,7 @@ std::vector<std::size_t> match_names(const std::vector<std::string>& known, cons
     }
     index[i] = static_cast<std::size_t>(it - known.begin());
     if (given[index[i]])
-      refuse(row, config, names[i], expected, fmt::format("parameter {} is given twice", names[i]));
+      refuse_configuration(row, config, names[i], expected, fmt::format("parameter {} is given twice", names[i]));
     given[index[i]] = true;
   }
   std::vector<std::string> missing;
@@ -95,13 +93,13 @@ std::vector<std::size_t> match_names(const std::vector<std::string>& known, cons
       const std::size_t d = detail::edit_distance(u, m);
       if (d < best) best = d, hint = fmt::format(" (did you mean {}?)", m);
     }
-    refuse(row, config, u, expected,
+    refuse_configuration(row, config, u, expected,
            fmt::format("unknown parameter {}{}; {} has the parameters {}", u, hint, what, expected));
   }
   if (!missing.empty())
-    refuse(row, config, missing.front(), expected,
+    refuse_configuration(row, config, missing.front(), expected,
            fmt::format("parameter{} {} missing; {} has the parameters {}", missing.size() > 1 ? "s" : "",
-                       join(missing) + (missing.size() > 1 ? " are" : " is"), what, expected));
+                       join_names(missing) + (missing.size() > 1 ? " are" : " is"), what, expected));
   return index;
 }
 
@@ -111,7 +109,7 @@ void check_value(const Value& v, const std::string& name, const std::vector<Valu
                  const Config& config, std::size_t row) {
   const auto refuse_because = [&](auto&& message_for) {
     const std::string expected = list_values(values);
-    refuse(row, config, name, expected, message_for(expected));
+    refuse_configuration(row, config, name, expected, message_for(expected));
   };
   if (v.is_float() && !std::isfinite(v.as_double()))
     refuse_because([&](const std::string& e) {
@@ -132,7 +130,23 @@ void check_value(const Value& v, const std::string& name, const std::vector<Valu
     });
 }
 
+}  // namespace detail
+
+using detail::list_values;
+using detail::refuse_configuration;
+using detail::match_names;
+using detail::check_value;
+
+namespace {
+
+std::string range_of(const std::vector<Value>& seen) {
+  if (seen.empty()) return "nothing";
+  if (seen.size() <= 6) return list_values(seen);
+  return seen.front().to_string() + ".." + seen.back().to_string();
+}
+
 }  // namespace
+
 
 std::vector<KernelSchema> KernelSchema::of(std::span<const Observation> observations) {
   struct Building {
@@ -189,7 +203,7 @@ std::string check_configuration(const KernelSchema& schema, const Config& config
     check_value(v, p.name, p.values, "seen in training", config, row);
     if (v.is_number() && !p.values.empty() && p.values.front().is_number() && v.as_double() < 0 &&
         p.values.front().as_double() >= 0)
-      refuse(row, config, p.name, list_values(p.values),
+      refuse_configuration(row, config, p.name, list_values(p.values),
              fmt::format("{}={} is negative, but every value of {} seen in training is >= 0 (seen: {})", p.name,
                          v.to_string(), p.name, list_values(p.values)));
     if (!std::binary_search(p.values.begin(), p.values.end(), v, ValueLess{}))
@@ -200,50 +214,5 @@ std::string check_configuration(const KernelSchema& schema, const Config& config
 }
 
 }  // namespace detail
-
-std::string why_outside(const TuningSpace& space, const Config& c) {
-  const auto& params = space.parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const auto& allowed = params[i].values;
-    if (std::find(allowed.begin(), allowed.end(), c[i]) == allowed.end())
-      return fmt::format("{}={} is not among the values of {} [{}]", params[i].name, c[i].to_string(), params[i].name,
-                         list_values(allowed));
-  }
-  if (space.is_valid(c)) return {};
-  std::string broken;
-  std::size_t count = 0;
-  for (const auto& constraint : space.constraints()) {
-    const TuningSpace one(params, {constraint});
-    if (!one.is_valid(one.make_config(c.values()))) broken += (count++ ? ", \"" : "\"") + constraint + "\"";
-  }
-  if (count == 0) return "is not among the configurations the space lists";
-  return fmt::format("breaks the constraint{} {}", count > 1 ? "s" : "", broken);
-}
-
-void check_configuration(const TuningSpace& space, const Config& config, std::size_t row) {
-  const auto& params = space.parameters();
-  const auto index = match_names(*space.names(), "the space", config, row);
-  std::vector<Value> ordered(params.size());
-  for (std::size_t i = 0; i < config.size(); ++i) {
-    const Parameter& p = params[index[i]];
-    check_value(config[i], p.name, p.values, "the space's values", config, row);
-    ordered[index[i]] = config[i];
-  }
-  const Config in_order = space.make_config(std::move(ordered));
-  if (const std::string why = why_outside(space, in_order); !why.empty()) {
-    // The parameter at fault when one value is outside its list; the whole configuration when
-    // it breaks constraints.
-    std::string parameter;
-    std::string expected;
-    for (const auto& p : params)
-      if (std::find(p.values.begin(), p.values.end(), in_order.at(p.name)) == p.values.end()) {
-        parameter = p.name;
-        expected = list_values(p.values);
-        break;
-      }
-    if (parameter.empty()) expected = join(space.constraints());
-    refuse(row, config, parameter, expected, why);
-  }
-}
 
 }  // namespace gpuforecast

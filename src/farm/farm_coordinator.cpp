@@ -1,4 +1,4 @@
-#include "gpuforecast/farm/farm_coordinator.hpp"
+#include "gpuforecast/farm.hpp"
 
 #include <fmt/core.h>
 

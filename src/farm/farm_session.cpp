@@ -1,4 +1,4 @@
-#include "gpuforecast/farm/farm_session.hpp"
+#include "gpuforecast/farm.hpp"
 
 #include <mpi.h>
 

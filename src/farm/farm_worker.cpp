@@ -1,4 +1,4 @@
-#include "gpuforecast/farm/farm_worker.hpp"
+#include "gpuforecast/farm.hpp"
 
 #include <fmt/core.h>
 

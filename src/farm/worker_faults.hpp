@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "gpuforecast/farm/farm_worker.hpp"
+#include "gpuforecast/farm.hpp"
 
 namespace gpuforecast::detail::farm {
 

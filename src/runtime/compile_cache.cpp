@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/compile_cache.hpp"
+#include "runtime/compile_cache.hpp"
 
 #include <fmt/core.h>
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -194,7 +194,6 @@ CudaBenchmarker::~CudaBenchmarker() = default;
 CudaBenchmarker::CudaBenchmarker(CudaBenchmarker&&) noexcept = default;
 CudaBenchmarker& CudaBenchmarker::operator=(CudaBenchmarker&&) noexcept = default;
 const std::vector<Device>& CudaBenchmarker::devices() const noexcept { return m_impl->devices; }
-NvrtcCompiler& CudaBenchmarker::compiler() noexcept { return *m_impl->compiler; }
 const CudaBenchmarkerOptions& CudaBenchmarker::options() const noexcept { return m_impl->options; }
 
 std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> candidates) {

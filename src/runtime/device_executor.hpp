@@ -14,7 +14,7 @@
 #include "runtime/detail/driver_api.hpp"
 #include "runtime/kernel_arguments.hpp"
 #include "runtime/launch_geometry.hpp"
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 
 namespace gpuforecast::detail {
 

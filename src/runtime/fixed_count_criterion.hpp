@@ -2,7 +2,7 @@
 // Stop after a fixed number of samples (also the sample cap of the adaptive rule).
 #include <cstddef>
 
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 
 #include <fmt/core.h>
 #include <nvrtc.h>

@@ -3,7 +3,7 @@
 // (nvbench's stdrel criterion, with an order-statistic interval instead of a normal one).
 #include <cstddef>
 
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

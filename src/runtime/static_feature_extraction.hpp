@@ -14,7 +14,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/kernel_spec.hpp"
 #include "data/static_feature_table.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

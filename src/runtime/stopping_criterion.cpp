@@ -1,4 +1,4 @@
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 
 #include <fmt/core.h>
 

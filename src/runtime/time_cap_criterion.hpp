@@ -1,6 +1,6 @@
 #pragma once
 // Stop when measuring one candidate has taken `seconds` of wall time (at least one sample).
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gpuforecast/core/candidate.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "gpuforecast/export.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/space/expression.hpp"
 
 namespace gpuforecast::detail {

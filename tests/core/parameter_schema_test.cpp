@@ -65,13 +65,3 @@ TEST_CASE("check_configuration: order does not matter, and unseen values are rep
     CHECK(std::string(e.what()) == "configuration 3 [x=4]: parameter y is missing; kernel k has the parameters x, y");
   }
 }
-
-TEST_CASE("check_configuration against a space: lists and constraints") {
-  const TuningSpace space({{"x", {1, 2, 4}}, {"y", {1, 2}}}, {"x * y <= 4"});
-  CHECK_NOTHROW(check_configuration(space, Config::parse("y=2,x=2"), 0));
-  CHECK_THROWS_WITH(check_configuration(space, Config::parse("x=3,y=1"), 0),
-                    Catch::Matchers::Contains("x=3 is not among the values of x [1, 2, 4]"));
-  CHECK_THROWS_WITH(check_configuration(space, Config::parse("x=4,y=2"), 0),
-                    Catch::Matchers::Contains("breaks the constraint \"x * y <= 4\""));
-  CHECK(why_outside(space, space.make_config({2, 2})).empty());
-}

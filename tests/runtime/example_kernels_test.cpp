@@ -12,7 +12,7 @@
 #include "gpuforecast/data/t1.hpp"
 #include "runtime/compile_pool.hpp"
 #include "runtime/launch_geometry.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "support/data.hpp"
 

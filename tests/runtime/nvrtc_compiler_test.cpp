@@ -1,6 +1,6 @@
 // NVRTC compiles without a GPU: these run on CI. Kernels with known static features, compile
 // errors with their log, the cache, name expressions, architecture choice, the pool.
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 
 #include <catch2/catch.hpp>
 

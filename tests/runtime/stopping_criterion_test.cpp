@@ -1,5 +1,5 @@
 // Stopping rules and the measurement loop with a deterministic fake timer and clock.
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "runtime/detail/driver_api.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 
 using namespace gpuforecast;
 

@@ -8,7 +8,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/decision.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 

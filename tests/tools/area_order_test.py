@@ -13,8 +13,6 @@ import re
 import sys
 
 NOT_YET_REMOVED = {
-    ("core", "space"): "TuningSpace (core) checks its constraints with space/'s compiled expressions: "
-                       "TuningSpace moves to space/, a library of its own",
 }
 
 # Public headers are named "gpuforecast/<area>/...", internal ones (src/) "<area>/...".

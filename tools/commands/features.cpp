@@ -20,7 +20,7 @@
 #include "data/static_feature_table.hpp"
 #include "gpuforecast/data/t1.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "runtime/static_feature_extraction.hpp"
 #endif
 

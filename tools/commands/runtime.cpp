@@ -28,7 +28,7 @@
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #include "runtime/cuda_devices.hpp"
 #include "runtime/launch_geometry.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "runtime/static_features.hpp"
 #endif
 

@@ -21,9 +21,7 @@
 #include "static_features_option.hpp"
 #if defined(GPUFORECAST_HAVE_MPI)
 #include "farm/worker_faults.hpp"
-#include "gpuforecast/farm/farm_coordinator.hpp"
-#include "gpuforecast/farm/farm_session.hpp"
-#include "gpuforecast/farm/farm_worker.hpp"
+#include "gpuforecast/farm.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #endif
 #if defined(GPUFORECAST_HAVE_MPI) && defined(GPUFORECAST_HAVE_CUDA_RUNTIME)

@@ -12,7 +12,6 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/observation.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
 #include "gpuforecast/core/value.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -39,13 +38,5 @@ struct KernelSchema {
 // Returns what is extrapolated, "" when every value was seen in training, otherwise e.g.
 // "never seen in training: block_size_x=2048 (seen 16..128)". `row` numbers the error.
 [[nodiscard]] std::string check_configuration(const KernelSchema& schema, const Config& config, std::size_t row);
-
-// The same name, type and finiteness checks against a space, then every value must be in its
-// parameter's list and every constraint must hold (the error names the constraints broken).
-void check_configuration(const TuningSpace& space, const Config& config, std::size_t row);
-
-// Empty when `config` (in the space's parameter order) lies in the space, otherwise why not:
-// the first value outside its list, or the constraints it breaks.
-[[nodiscard]] std::string why_outside(const TuningSpace& space, const Config& config);
 
 }  // namespace gpuforecast

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpuforecast/core/observation.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

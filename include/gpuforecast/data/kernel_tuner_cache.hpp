@@ -9,7 +9,7 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gpuforecast/core/kernel_spec.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

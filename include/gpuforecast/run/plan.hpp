@@ -18,7 +18,7 @@
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/events.hpp"

@@ -6,7 +6,7 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/device.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/t1.hpp"
 #include "gpuforecast/export.hpp"

@@ -15,15 +15,26 @@
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/runtime/nvrtc_compiler.hpp"
-#include "gpuforecast/runtime/stopping_criterion.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
 
+// How NVRTC compiles each candidate (the benchmarker's compiler; `features` uses the same).
+struct CompilerOptions {
+  std::vector<std::string> extra_options;  // appended after the spec's CompilerOptions
+  std::vector<std::string> include_paths;  // empty: the CUDA toolkit's include directory
+  bool resource_report = true;             // -Xptxas=-v, for the static features
+  std::string cache_directory;             // empty: memory cache only
+  std::size_t memory_cache_entries = 4096;
+};
+
 struct CudaBenchmarkerOptions {
-  std::string stopping = "adaptive";  // see make_stopping_criterion
-  CriterionParams stopping_params;    // e.g. {{"width", 0.01}, {"max_samples", 200}}
+  // When to stop sampling a candidate, as nvbench chooses: "fixed_count" {count}, "relative_ci"
+  // {width, confidence, min_samples}, "time_cap" {seconds}, or "adaptive", the first of
+  // relative_ci {width=0.01, confidence=0.95, min_samples=10}, fixed_count {max_samples=200} and
+  // time_cap {max_seconds=1} to stop. An unknown name or parameter throws, listing what is accepted.
+  std::string stopping = "adaptive";
+  std::map<std::string, double> stopping_params;  // e.g. {{"width", 0.01}, {"max_samples", 200}}
   int warmup = 2;
   bool flush_l2 = true;               // write a buffer of 2x the L2 before every sample (not timed)
   double timeout_s = 10;              // no kernel run finishing for this long: status timeout
@@ -60,7 +71,6 @@ class CudaBenchmarker {
   [[nodiscard]] std::vector<Measurement> measure(std::span<const Candidate> candidates);
 
   [[nodiscard]] const std::vector<Device>& devices() const noexcept;
-  [[nodiscard]] NvrtcCompiler& compiler() noexcept;
   [[nodiscard]] const CudaBenchmarkerOptions& options() const noexcept;
 
  private:

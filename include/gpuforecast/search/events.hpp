@@ -17,7 +17,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/trace.hpp"
 #include "gpuforecast/export.hpp"

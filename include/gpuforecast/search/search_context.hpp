@@ -22,7 +22,7 @@
 
 #include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/observer.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gpuforecast/core/measurement.hpp"
-#include "gpuforecast/runtime/stopping_criterion.hpp"
+#include "runtime/stopping_criterion.hpp"
 #include "runtime/timer.hpp"
 #include "gpuforecast/export.hpp"
 

@@ -19,7 +19,7 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "search/surrogate_filtered/acquisition.hpp"
 #include "search/surrogate_filtered/proposals.hpp"
 #include "gpuforecast/export.hpp"

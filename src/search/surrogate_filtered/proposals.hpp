@@ -17,7 +17,7 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

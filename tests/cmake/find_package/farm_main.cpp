@@ -1,9 +1,7 @@
 // A program that farms out measurements, against the installed package: rank 0 coordinates,
 // the other ranks replay what they are asked (a real one would own its GPUs). Built by
 // scripts/test's consumer step; run it under mpirun.
-#include <gpuforecast/farm/farm_coordinator.hpp>
-#include <gpuforecast/farm/farm_session.hpp>
-#include <gpuforecast/farm/farm_worker.hpp>
+#include <gpuforecast/farm.hpp>
 #include <gpuforecast/core/async_benchmarker.hpp>
 
 #include <cstdio>

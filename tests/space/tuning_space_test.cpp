@@ -1,4 +1,4 @@
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -51,4 +51,14 @@ TEST_CASE("cartesian_size edge cases", "[tuning_space]") {
   std::vector<Parameter> huge;
   for (int i = 0; i < 70; ++i) huge.push_back({"p" + std::to_string(i), {0, 1}});
   CHECK(TuningSpace(huge, {}).cartesian_size() == UINT64_MAX);  // saturates
+}
+
+TEST_CASE("check_configuration against a space: lists and constraints") {
+  const TuningSpace space({{"x", {1, 2, 4}}, {"y", {1, 2}}}, {"x * y <= 4"});
+  CHECK_NOTHROW(check_configuration(space, Config::parse("y=2,x=2"), 0));
+  CHECK_THROWS_WITH(check_configuration(space, Config::parse("x=3,y=1"), 0),
+                    Catch::Matchers::Contains("x=3 is not among the values of x [1, 2, 4]"));
+  CHECK_THROWS_WITH(check_configuration(space, Config::parse("x=4,y=2"), 0),
+                    Catch::Matchers::Contains("breaks the constraint \"x * y <= 4\""));
+  CHECK(why_outside(space, space.make_config({2, 2})).empty());
 }

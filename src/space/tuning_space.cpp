@@ -1,4 +1,4 @@
-#include "gpuforecast/core/tuning_space.hpp"
+#include "gpuforecast/space/tuning_space.hpp"
 
 #include <fmt/core.h>
 
@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "gpuforecast/core/error.hpp"
+#include "core/parameter_check.hpp"
 #include "space/compiled_constraints.hpp"
 
 namespace gpuforecast {
@@ -119,5 +120,56 @@ TuningSpace TuningSpace::restricted_to(std::span<const Config> members) const {
 }
 
 const std::vector<Config>* TuningSpace::members() const noexcept { return m_members ? &m_members->configs : nullptr; }
+
+using detail::check_value;
+using detail::join_names;
+using detail::list_values;
+using detail::match_names;
+using detail::refuse_configuration;
+
+std::string why_outside(const TuningSpace& space, const Config& c) {
+  const auto& params = space.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& allowed = params[i].values;
+    if (std::find(allowed.begin(), allowed.end(), c[i]) == allowed.end())
+      return fmt::format("{}={} is not among the values of {} [{}]", params[i].name, c[i].to_string(), params[i].name,
+                         list_values(allowed));
+  }
+  if (space.is_valid(c)) return {};
+  std::string broken;
+  std::size_t count = 0;
+  for (const auto& constraint : space.constraints()) {
+    const TuningSpace one(params, {constraint});
+    if (!one.is_valid(one.make_config(c.values()))) broken += (count++ ? ", \"" : "\"") + constraint + "\"";
+  }
+  if (count == 0) return "is not among the configurations the space lists";
+  return fmt::format("breaks the constraint{} {}", count > 1 ? "s" : "", broken);
+}
+
+void check_configuration(const TuningSpace& space, const Config& config, std::size_t row) {
+  const auto& params = space.parameters();
+  const auto index = match_names(*space.names(), "the space", config, row);
+  std::vector<Value> ordered(params.size());
+  for (std::size_t i = 0; i < config.size(); ++i) {
+    const Parameter& p = params[index[i]];
+    check_value(config[i], p.name, p.values, "the space's values", config, row);
+    ordered[index[i]] = config[i];
+  }
+  const Config in_order = space.make_config(std::move(ordered));
+  if (const std::string why = why_outside(space, in_order); !why.empty()) {
+    // The parameter at fault when one value is outside its list; the whole configuration when
+    // it breaks constraints.
+    std::string parameter;
+    std::string expected;
+    for (const auto& p : params)
+      if (std::find(p.values.begin(), p.values.end(), in_order.at(p.name)) == p.values.end()) {
+        parameter = p.name;
+        expected = list_values(p.values);
+        break;
+      }
+    if (parameter.empty()) expected = join_names(space.constraints());
+    refuse_configuration(row, config, parameter, expected, why);
+  }
+}
 
 }  // namespace gpuforecast

@@ -12,19 +12,12 @@
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/kernel_spec.hpp"
-#include "gpuforecast/runtime/compile_cache.hpp"
-#include "gpuforecast/runtime/compiled_kernel.hpp"
+#include "gpuforecast/runtime/cuda_benchmarker.hpp"  // CompilerOptions
+#include "runtime/compile_cache.hpp"
+#include "runtime/compiled_kernel.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
-
-struct CompilerOptions {
-  std::vector<std::string> extra_options;  // appended after the spec's CompilerOptions
-  std::vector<std::string> include_paths;  // empty: the CUDA toolkit's include directory
-  bool resource_report = true;             // -Xptxas=-v, for the static features
-  std::string cache_directory;             // empty: memory cache only
-  std::size_t memory_cache_entries = 4096;
-};
 
 class NvrtcCompiler {
  public:

@@ -1,5 +1,7 @@
 #pragma once
-// Named tunable parameters with value lists, plus constraint expressions (T1 `Conditions`).
+// Named tunable parameters with value lists, plus constraint expressions (T1 `Conditions`), and
+// the check of a configuration against them. In space/ with the expressions it compiles.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -18,7 +20,7 @@ struct Parameter {
 };
 
 namespace detail {
-struct CompiledConstraints;  // space/ compiles the expressions once; see src/space/
+struct CompiledConstraints;  // the expressions compiled once (src/space/compiled_constraints.hpp)
 struct ListedConfigs;        // the member list of a restricted space
 }
 
@@ -60,5 +62,14 @@ class TuningSpace {
   std::shared_ptr<const detail::ListedConfigs> m_members;
   friend const detail::CompiledConstraints& compiled_constraints(const TuningSpace&);
 };
+
+// The name, type and finiteness checks of a kernel's schema (core/parameter_schema.hpp) against
+// a space, then every value must be in its parameter's list and every constraint must hold (the
+// error names the constraints broken). Throws invalid_configuration_error numbered `row`.
+void check_configuration(const TuningSpace& space, const Config& config, std::size_t row);
+
+// Empty when `config` (in the space's parameter order) lies in the space, otherwise why not:
+// the first value outside its list, or the constraints it breaks.
+[[nodiscard]] std::string why_outside(const TuningSpace& space, const Config& config);
 
 }  // namespace gpuforecast

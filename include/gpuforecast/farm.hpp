@@ -1,8 +1,6 @@
 #pragma once
-// Rank 0 of a measurement farm as an AsyncBenchmarker (core/async_benchmarker.hpp): a
-// SearchContext built on it lets the strategy submit a candidate whenever a worker rank is free,
-// and hands results back as they stream in. It is a plain Benchmarker too (measure() hands a
-// batch out and gathers it). Strategies do not know that their measurements ran on other nodes.
+// The MPI measurement farm (gpuforecast::farm): one search spread over the GPUs of many nodes.
+// mpi.h stays in src/farm/, so that programs including this header need no MPI include path.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -11,13 +9,41 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/async_benchmarker.hpp"
+#include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
 
+// The MPI environment of a measurement farm: one per process, alive for as long as any farm
+// object is. Rank 0 coordinates (runs the strategy), every other rank measures.
+class FarmSession {
+ public:
+  // Initialises MPI (serialised threads: rank 0's coordinator does its MPI on a thread of its
+  // own; never two threads at once).
+  FarmSession();
+  // Finalises MPI, unless a rank was lost: then MPI's finalise would wait on it forever, so the
+  // process leaves without it and mpirun ends the job with a non-zero status (the results have
+  // been printed and cached by then).
+  ~FarmSession();
+  FarmSession(const FarmSession&) = delete;
+  FarmSession& operator=(const FarmSession&) = delete;
+
+  [[nodiscard]] int rank() const noexcept { return m_rank; }
+  [[nodiscard]] int size() const noexcept { return m_size; }
+  [[nodiscard]] bool coordinator() const noexcept { return m_rank == 0; }
+  [[nodiscard]] std::size_t workers() const noexcept { return static_cast<std::size_t>(m_size - 1); }
+
+ private:
+  int m_rank = 0;
+  int m_size = 1;
+};
+
+// Rank 0 of a measurement farm as an AsyncBenchmarker (core/async_benchmarker.hpp): a
+// SearchContext built on it lets the strategy submit a candidate whenever a worker rank is free,
+// and hands results back as they stream in. It is a plain Benchmarker too (measure() hands a
+// batch out and gathers it). Strategies do not know that their measurements ran on other nodes.
 struct FarmCoordinatorOptions {
   // A worker that holds a candidate and sends nothing (no heartbeat, no result) for this long is
   // taken as lost: it gets no more work and its candidate goes to another rank.
@@ -95,5 +121,27 @@ class FarmCoordinator {
 
 static_assert(Benchmarker<FarmCoordinator>);
 static_assert(AsyncBenchmarker<FarmCoordinator>);
+
+// A worker rank of a measurement farm: it measures the candidates rank 0 sends, one at a time,
+// with whatever Benchmarker it owns (the CUDA benchmarker of its node, or a replay), sends a
+// heartbeat while a measurement runs, and returns when rank 0 says stop.
+struct FarmWorkerOptions {
+  double heartbeat_interval_s = 0.25;
+  std::string device;  // what this rank measures on, told to rank 0
+};
+
+using FarmMeasureFunction = std::function<std::vector<Measurement>(std::span<const Candidate>)>;
+
+// `prototype` gives kernel, device, problem size and spec; rank 0 sends only configurations.
+void serve_farm(const FarmMeasureFunction& measure, const Candidate& prototype, const FarmWorkerOptions& options = {});
+
+// A worker rank that cannot measure (no CUDA driver, no GPU) tells rank 0 why instead of saying
+// hello, and takes no work; rank 0 reports the reason.
+void refuse_farm(const std::string& reason);
+
+template <Benchmarker B>
+void serve_farm(B& benchmarker, const Candidate& prototype, const FarmWorkerOptions& options = {}) {
+  serve_farm([&benchmarker](std::span<const Candidate> c) { return benchmarker.measure(c); }, prototype, options);
+}
 
 }  // namespace gpuforecast

@@ -11,7 +11,7 @@
 #include <list>
 #include <vector>
 
-#include "gpuforecast/runtime/compiled_kernel.hpp"
+#include "runtime/compiled_kernel.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
