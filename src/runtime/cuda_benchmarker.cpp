@@ -156,6 +156,97 @@ struct CudaBenchmarker::Impl {
     j.flush_l2 = options.flush_l2;
     return j;
   }
+
+  // The reference job of each argument set the batch brings: the configured reference of the
+  // kernel when it has one (none, if that does not compile or launch), else the set's first
+  // candidate that compiles. Sets seen in earlier batches keep theirs.
+  void choose_references(std::span<const Candidate> candidates, const std::vector<Prepared>& prepared,
+                         const std::string& target) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const Prepared& p = prepared[i];
+      if (!p.ready || reference_jobs.count(p.set)) continue;
+      const Candidate& c = candidates[i];
+      if (auto it = options.references.find(kernel_of(c)); it != options.references.end()) {
+        reference_jobs[p.set] = configured_reference(c, it->second, p, target);
+        continue;
+      }
+      auto k = p.compiled.get();
+      if (k && k->ok) {
+        Job j = make_job(p, *k);
+        j.kind = Job::Kind::reference;
+        reference_jobs[p.set] = std::move(j);
+      }
+    }
+  }
+
+  // The reference job of `reference`, a configuration of c's kernel; none when it does not
+  // compile or its launch geometry cannot be computed.
+  std::optional<Job> configured_reference(const Candidate& c, const Config& reference, const Prepared& p,
+                                          const std::string& target) {
+    auto k = compiler->compile(*c.spec, reference, target);
+    if (!k->ok) return std::nullopt;
+    Prepared rp = p;
+    try {
+      rp.geometry = compute_launch_geometry(*c.spec, reference, c.problem_size);
+    } catch (const error&) {
+      return std::nullopt;
+    }
+    Job j = make_job(rp, *k);
+    j.kind = Job::Kind::reference;
+    return j;
+  }
+
+  // Before a verified job runs on `runner`: its set's reference outputs, recorded there once.
+  // Without them the job runs unverified, and the returned note says why.
+  std::string ensure_reference_outputs(Runner& runner, const std::string& set, Job& job) {
+    const std::optional<Job> ref = reference_job(set);
+    if (!ref) {
+      job.verify = false;
+      return "output not verified: no reference configuration compiles\n";
+    }
+    if (runner.has_reference(set)) return {};
+    const Measurement rm = runner.run(*ref, options.timeout_s);
+    if (rm.status == Status::ok) return {};
+    job.verify = false;
+    return fmt::format("output not verified: the reference run failed ({}): {}\n", to_string(rm.status), rm.log);
+  }
+
+  // Candidate c on worker w: its kernel for the worker's architecture (compiled already when that
+  // is the first device's), then verified and timed there; m.cost_s is the wall time of both.
+  void measure_on(std::size_t w, const std::string& target, const Candidate& c, Prepared& p, Measurement& m) {
+    if (!p.ready) {
+      m = std::move(p.early);
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<const CompiledKernel> k;
+    try {
+      k = target == p.target ? p.compiled.get() : compiler->compile(*c.spec, c.config, target);
+    } catch (const std::exception& e) {
+      m.status = Status::compile_failed;
+      m.reason = "compile_failed";
+      m.log = e.what();
+      return;
+    }
+    m.compile_ms = k->compile_ms;
+    if (!k->ok) {
+      m.status = Status::compile_failed;
+      m.reason = "compile_failed";
+      m.log = k->log;
+    } else {
+      Job job = make_job(p, *k);
+      const std::string note = job.verify ? ensure_reference_outputs(*runners[w], p.set, job) : std::string();
+      const double compile_ms = m.compile_ms;
+      m = runners[w]->run(job, options.timeout_s);
+      m.compile_ms = compile_ms;
+      m.log = note + m.log;
+    }
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.cost_s = wall_s;  // waiting for the compile (if the pool is behind) plus measuring
+    if (m.status != Status::ok) m.reason = std::string(to_string(m.status));
+    // After failures too: a device that slowed down shows it whatever the configuration did.
+    if (options.sentinel_repeats > 0) time_sentinel(w, p.set, m);
+  }
 };
 
 CudaBenchmarker::CudaBenchmarker(CudaBenchmarkerOptions options) : m_impl(std::make_unique<Impl>()) {
@@ -205,100 +296,18 @@ std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> can
   std::vector<Prepared> prepared;
   prepared.reserve(candidates.size());
   for (const auto& c : candidates) prepared.push_back(im.prepare(c, target0));
+  if (im.options.verify) im.choose_references(candidates, prepared, target0);
 
-  // References: a configured one per kernel, else the first candidate of the set that compiles.
-  if (im.options.verify) {
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const Prepared& p = prepared[i];
-      if (!p.ready || im.reference_jobs.count(p.set)) continue;
-      const Candidate& c = candidates[i];
-      if (auto it = im.options.references.find(kernel_of(c)); it != im.options.references.end()) {
-        auto k = im.compiler->compile(*c.spec, it->second, target0);
-        if (k->ok) {
-          Prepared rp = p;
-          try {
-            rp.geometry = compute_launch_geometry(*c.spec, it->second, c.problem_size);
-            Job j = im.make_job(rp, *k);
-            j.kind = Job::Kind::reference;
-            im.reference_jobs[p.set] = std::move(j);
-          } catch (const error&) {
-            im.reference_jobs[p.set] = std::nullopt;
-          }
-        } else {
-          im.reference_jobs[p.set] = std::nullopt;
-        }
-        continue;
-      }
-      auto k = p.compiled.get();
-      if (k && k->ok) {
-        Job j = im.make_job(p, *k);
-        j.kind = Job::Kind::reference;
-        im.reference_jobs[p.set] = std::move(j);
-      }
-    }
-  }
-
+  // One worker per device, each taking the next candidate until none is left.
   std::atomic<std::size_t> next{0};
   auto work = [&](std::size_t w) {
-    Runner& runner = *im.runners[w];
-    const Device& device = im.devices[w];
-    std::string target;
+    std::string target = target0;
     try {
-      target = NvrtcCompiler::target_for(device);
-    } catch (const error& e) {
-      target = target0;
+      target = NvrtcCompiler::target_for(im.devices[w]);
+    } catch (const error&) {
+      // A device NVRTC cannot target keeps the first device's image; its measurement says why.
     }
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= candidates.size()) return;
-      Measurement& m = out[i];
-      Prepared& p = prepared[i];
-      if (!p.ready) {
-        m = std::move(p.early);
-        continue;
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      std::shared_ptr<const CompiledKernel> k;
-      try {
-        k = target == p.target ? p.compiled.get() : im.compiler->compile(*candidates[i].spec, candidates[i].config, target);
-      } catch (const std::exception& e) {
-        m.status = Status::compile_failed;
-        m.reason = "compile_failed";
-        m.log = e.what();
-        continue;
-      }
-      m.compile_ms = k->compile_ms;
-      if (!k->ok) {
-        m.status = Status::compile_failed;
-        m.reason = "compile_failed";
-        m.log = k->log;
-      } else {
-        Job job = im.make_job(p, *k);
-        std::string note;
-        if (job.verify) {
-          const std::optional<Job> ref = im.reference_job(p.set);
-          if (!ref) {
-            job.verify = false;
-            note = "output not verified: no reference configuration compiles\n";
-          } else if (!runner.has_reference(p.set)) {
-            Measurement rm = runner.run(*ref, im.options.timeout_s);
-            if (rm.status != Status::ok) {
-              job.verify = false;
-              note = fmt::format("output not verified: the reference run failed ({}): {}\n", to_string(rm.status), rm.log);
-            }
-          }
-        }
-        const double compile_ms = m.compile_ms;
-        m = runner.run(job, im.options.timeout_s);
-        m.compile_ms = compile_ms;
-        m.log = note + m.log;
-      }
-      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      m.cost_s = wall_s;  // waiting for the compile (if the pool is behind) plus measuring
-      if (m.status != Status::ok) m.reason = std::string(to_string(m.status));
-      // After failures too: a device that slowed down shows it whatever the configuration did.
-      if (im.options.sentinel_repeats > 0) im.time_sentinel(w, p.set, m);
-    }
+    for (std::size_t i; (i = next.fetch_add(1)) < candidates.size();) im.measure_on(w, target, candidates[i], prepared[i], out[i]);
   };
   if (im.runners.size() == 1) {
     work(0);

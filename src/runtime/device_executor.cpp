@@ -256,140 +256,205 @@ class ExecutorTimer final : public SampleTimer {
 };
 }  // namespace
 
+namespace {
+
+// A driver call that failed: the candidate's fault (`otherwise`), or, for an error that leaves
+// the context unusable, a sticky one (the executor rebuilds the context).
+[[noreturn]] void fail(const driver::DriverApi& api, driver::Result r, Status otherwise, const std::string& what) {
+  const std::string msg = fmt::format("{}: {}", what, driver::describe_result(api, r));
+  if (driver::is_sticky(r)) throw sticky_error(Status::runtime_failed, msg);
+  throw sample_error(otherwise, msg);
+}
+
+// Argument buffers: generated once per argument set (host data from the job's seed), allocated on
+// the device; kept for the jobs of the same set that follow.
+void prepare_arguments(const driver::DriverApi& api, DeviceExecutor::State& st, const Job& job) {
+  if (st.set == job.argument_set) return;
+  for (auto p : st.device_ptrs)
+    if (p) api.mem_free(p);
+  st.device_ptrs.clear();
+  st.host.clear();
+  st.set.clear();
+  st.host = make_host_arguments(spec_from(job), Config{}, {}, job.seed);
+  for (const auto& a : st.host) {
+    driver::DevicePtr p = 0;
+    if (!a.scalar && !a.constant)
+      if (auto r = api.mem_alloc(&p, a.data.size()); r != driver::success)
+        fail(api, r, Status::launch_failed, fmt::format("cuMemAlloc({} bytes for {})", a.data.size(), a.name));
+    st.device_ptrs.push_back(p);
+  }
+  st.set = job.argument_set;
+}
+
+// One job's kernel on a ready context: the function of its loaded module, its launch parameters,
+// and the runs that upload the arguments, launch, and read the outputs back. The module is the
+// caller's, so that it outlives this on a sticky error (it dies with the context then).
+class KernelRun {
+ public:
+  KernelRun(const driver::DriverApi& api, DeviceExecutor::State& st, const Job& job, driver::Module& module,
+            const std::function<void()>& progress)
+      : m_api(api), m_st(st), m_geometry(job.geometry), m_module(module), m_progress(progress) {
+    load(job);
+  }
+
+  // The launch parameters: scalars by value, buffers by device pointer (__constant__ ones are
+  // symbols of the module, not parameters). After prepare_arguments.
+  void bind_arguments() {
+    m_params.clear();
+    for (std::size_t i = 0; i < m_st.host.size(); ++i) {
+      auto& a = m_st.host[i];
+      if (a.constant) continue;
+      m_params.push_back(a.scalar ? static_cast<void*>(a.data.data()) : static_cast<void*>(&m_st.device_ptrs[i]));
+    }
+  }
+
+  // Every input to the device, __constant__ ones into their symbols.
+  void upload() {
+    for (std::size_t i = 0; i < m_st.host.size(); ++i) {
+      const auto& a = m_st.host[i];
+      if (a.scalar) continue;
+      driver::DevicePtr dst = m_st.device_ptrs[i];
+      std::size_t bytes = a.data.size();
+      if (a.constant) {
+        std::size_t symbol_bytes = 0;
+        if (auto r = m_api.module_get_global(&dst, &symbol_bytes, m_module, a.name.c_str()); r != driver::success)
+          fail(m_api, r, Status::launch_failed, fmt::format("__constant__ argument \"{}\" not found", a.name));
+        bytes = std::min(bytes, symbol_bytes);
+      }
+      if (auto r = m_api.memcpy_htod(dst, a.data.data(), bytes); r != driver::success)
+        fail(m_api, r, Status::runtime_failed, fmt::format("upload of {}", a.name));
+    }
+    // cuMemcpyHtoD from pageable memory may return before its DMA lands, and our stream does
+    // not wait for the legacy stream: without this, the kernel raced its own input upload (seen
+    // on the H200 as correct kernels whose last elements read back as the initial zeros).
+    if (auto r = m_api.ctx_synchronize(); r != driver::success)
+      fail(m_api, r, Status::runtime_failed, "upload of the arguments");
+  }
+
+  void launch() {
+    const auto& g = m_geometry;
+    auto r = m_api.launch_kernel(m_function, static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
+                                 static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
+                                 static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
+                                 static_cast<unsigned>(g.shared_memory_bytes), m_st.stream, m_params.data(), nullptr);
+    if (r != driver::success) fail(m_api, r, Status::launch_failed, "cuLaunchKernel with " + g.to_string());
+  }
+
+  // Upload, one launch, and every output read back (empty for the other arguments).
+  std::vector<std::vector<std::byte>> checked_run() {
+    upload();
+    launch();
+    if (auto r = m_api.stream_synchronize(m_st.stream); r != driver::success)
+      fail(m_api, r, Status::runtime_failed, "kernel failed");
+    if (m_progress) m_progress();
+    std::vector<std::vector<std::byte>> outputs(m_st.host.size());
+    for (std::size_t i = 0; i < m_st.host.size(); ++i) {
+      const auto& a = m_st.host[i];
+      if (!a.output || a.scalar || a.constant) continue;
+      outputs[i].resize(a.data.size());
+      if (auto r = m_api.memcpy_dtoh(outputs[i].data(), m_st.device_ptrs[i], a.data.size()); r != driver::success)
+        fail(m_api, r, Status::runtime_failed, "download of " + a.name);
+    }
+    return outputs;
+  }
+
+ private:
+  // The module (driver JIT/link of the image), its function, and the geometry the driver can take.
+  void load(const Job& job) {
+    if (auto r = m_api.module_load_data(&m_module, job.image.data()); r != driver::success)
+      fail(m_api, r, r == driver::error_out_of_memory ? Status::launch_failed : Status::compile_failed,
+           "cuModuleLoadData (driver JIT/link of the compiled image)");
+    if (auto r = m_api.module_get_function(&m_function, m_module, job.lowered_name.c_str()); r != driver::success)
+      fail(m_api, r, Status::compile_failed, fmt::format("cuModuleGetFunction(\"{}\")", job.lowered_name));
+    const auto& g = m_geometry;
+    for (int d = 0; d < 3; ++d)
+      if (g.grid[d] > std::numeric_limits<std::uint32_t>::max() || g.block[d] > std::numeric_limits<std::uint32_t>::max())
+        throw sample_error(Status::launch_failed, "launch geometry too large: " + g.to_string());
+    if (g.shared_memory_bytes > 48 * 1024)
+      if (auto r = m_api.func_set_attribute(m_function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(g.shared_memory_bytes));
+          r != driver::success)
+        fail(m_api, r, Status::launch_failed, fmt::format("{} bytes of dynamic shared memory", g.shared_memory_bytes));
+  }
+
+  const driver::DriverApi& m_api;
+  DeviceExecutor::State& m_st;
+  const LaunchGeometry& m_geometry;
+  driver::Module& m_module;
+  const std::function<void()>& m_progress;
+  driver::Function m_function = nullptr;
+  std::vector<void*> m_params;
+};
+
+}  // namespace
+
+namespace {
+
+// The reference configuration's outputs (and its inputs), kept to verify the others against.
+std::vector<HostArgument> reference_outputs(KernelRun& kernel, const DeviceExecutor::State& st) {
+  auto outputs = kernel.checked_run();
+  std::vector<HostArgument> reference;
+  for (std::size_t i = 0; i < st.host.size(); ++i) {
+    HostArgument a = st.host[i];
+    a.data = std::move(outputs[i]);
+    reference.push_back(std::move(a));
+  }
+  return reference;
+}
+
+// One checked run compared with the reference's outputs: throws sample_error (invalid) naming
+// the first output that differs; returns the line for the measurement's log.
+std::string verify_outputs(KernelRun& kernel, const DeviceExecutor::State& st,
+                           const std::vector<HostArgument>* reference, const Job& job) {
+  auto outputs = kernel.checked_run();
+  if (!reference) return "output not verified: no reference outputs for this argument set\n";
+  for (std::size_t i = 0; i < st.host.size(); ++i) {
+    if (!st.host[i].output || st.host[i].scalar || st.host[i].constant) continue;
+    const auto v = verify_output((*reference)[i], outputs[i], job.atol, job.rtol);
+    if (!v.ok) throw sample_error(Status::invalid, "output differs from the reference configuration: " + v.message);
+  }
+  return "output verified against the reference configuration\n";
+}
+
+// Warm-up, then samples until the job's stopping criterion says stop (the measurement loop).
+void time_kernel(const driver::DriverApi& api, DeviceExecutor::State& st, KernelRun& kernel, const Job& job,
+                 const std::function<void()>& progress, Measurement& m) {
+  kernel.upload();
+  ExecutorTimer timer(api, st, [&kernel] { kernel.launch(); }, progress, job.flush_l2);
+  SteadyClock clock;
+  const auto criterion = make_stopping_criterion(job.criterion, job.criterion_params);
+  LoopOptions options;
+  options.warmup = static_cast<int>(job.warmup);
+  run_measurement_loop(timer, *criterion, clock, options, m);
+  if (!st.cupti) m.log += "timing: CUDA events only (" + st.cupti_why + ")\n";
+}
+
+}  // namespace
+
 Measurement DeviceExecutor::run(const Job& job) {
   m_context_rebuilt = false;
   Measurement m;
   m.status = Status::ok;
   driver::Module module = nullptr;
-  auto fail_status = [&](driver::Result r, Status otherwise, const std::string& what) {
-    const std::string msg = fmt::format("{}: {}", what, driver::describe_result(m_api, r));
-    if (driver::is_sticky(r)) throw sticky_error(Status::runtime_failed, msg);
-    throw sample_error(otherwise, msg);
-  };
   try {
     ensure_context();
     State& st = *m_state;
     m_api.ctx_set_current(st.ctx);
-    if (auto r = m_api.module_load_data(&module, job.image.data()); r != driver::success)
-      fail_status(r, r == driver::error_out_of_memory ? Status::launch_failed : Status::compile_failed,
-                  "cuModuleLoadData (driver JIT/link of the compiled image)");
-    driver::Function function = nullptr;
-    if (auto r = m_api.module_get_function(&function, module, job.lowered_name.c_str()); r != driver::success)
-      fail_status(r, Status::compile_failed, fmt::format("cuModuleGetFunction(\"{}\")", job.lowered_name));
-    const auto& g = job.geometry;
-    for (int d = 0; d < 3; ++d)
-      if (g.grid[d] > std::numeric_limits<std::uint32_t>::max() || g.block[d] > std::numeric_limits<std::uint32_t>::max())
-        throw sample_error(Status::launch_failed, "launch geometry too large: " + g.to_string());
-    if (g.shared_memory_bytes > 48 * 1024)
-      if (auto r = m_api.func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            static_cast<int>(g.shared_memory_bytes));
-          r != driver::success)
-        fail_status(r, Status::launch_failed, fmt::format("{} bytes of dynamic shared memory", g.shared_memory_bytes));
-
-    // Arguments: generated once per argument set, uploaded before every checked run.
-    if (st.set != job.argument_set) {
-      for (auto p : st.device_ptrs)
-        if (p) m_api.mem_free(p);
-      st.device_ptrs.clear();
-      st.host.clear();
-      st.set.clear();
-      st.host = make_host_arguments(spec_from(job), Config{}, {}, job.seed);
-      for (const auto& a : st.host) {
-        driver::DevicePtr p = 0;
-        if (!a.scalar && !a.constant)
-          if (auto r = m_api.mem_alloc(&p, a.data.size()); r != driver::success)
-            fail_status(r, Status::launch_failed, fmt::format("cuMemAlloc({} bytes for {})", a.data.size(), a.name));
-        st.device_ptrs.push_back(p);
-      }
-      st.set = job.argument_set;
-    }
+    KernelRun kernel(m_api, st, job, module, m_progress);
+    prepare_arguments(m_api, st, job);
     // The parent's timeout is meant for kernels: a fresh worker's context, module load and
     // argument generation (slow under sanitizers on a loaded machine) start the clock afresh.
     if (m_progress) m_progress();
-    auto upload = [&] {
-      for (std::size_t i = 0; i < st.host.size(); ++i) {
-        const auto& a = st.host[i];
-        if (a.scalar) continue;
-        driver::DevicePtr dst = st.device_ptrs[i];
-        std::size_t bytes = a.data.size();
-        if (a.constant) {
-          std::size_t symbol_bytes = 0;
-          if (auto r = m_api.module_get_global(&dst, &symbol_bytes, module, a.name.c_str()); r != driver::success)
-            fail_status(r, Status::launch_failed, fmt::format("__constant__ argument \"{}\" not found", a.name));
-          bytes = std::min(bytes, symbol_bytes);
-        }
-        if (auto r = m_api.memcpy_htod(dst, a.data.data(), bytes); r != driver::success)
-          fail_status(r, Status::runtime_failed, fmt::format("upload of {}", a.name));
-      }
-      // cuMemcpyHtoD from pageable memory may return before its DMA lands, and our stream does
-      // not wait for the legacy stream: without this, the kernel raced its own input upload (seen
-      // on the H200 as correct kernels whose last elements read back as the initial zeros).
-      if (auto r = m_api.ctx_synchronize(); r != driver::success)
-        fail_status(r, Status::runtime_failed, "upload of the arguments");
-    };
-    std::vector<void*> params;
-    for (std::size_t i = 0; i < st.host.size(); ++i) {
-      auto& a = st.host[i];
-      if (a.constant) continue;
-      params.push_back(a.scalar ? static_cast<void*>(a.data.data()) : static_cast<void*>(&st.device_ptrs[i]));
-    }
-    auto launch = [&] {
-      auto r = m_api.launch_kernel(function, static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
-                                   static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
-                                   static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
-                                   static_cast<unsigned>(g.shared_memory_bytes), st.stream, params.data(), nullptr);
-      if (r != driver::success) fail_status(r, Status::launch_failed, "cuLaunchKernel with " + g.to_string());
-    };
-    auto checked_run = [&]() -> std::vector<std::vector<std::byte>> {
-      upload();
-      launch();
-      if (auto r = m_api.stream_synchronize(st.stream); r != driver::success)
-        fail_status(r, Status::runtime_failed, "kernel failed");
-      if (m_progress) m_progress();
-      std::vector<std::vector<std::byte>> outputs(st.host.size());
-      for (std::size_t i = 0; i < st.host.size(); ++i) {
-        const auto& a = st.host[i];
-        if (!a.output || a.scalar || a.constant) continue;
-        outputs[i].resize(a.data.size());
-        if (auto r = m_api.memcpy_dtoh(outputs[i].data(), st.device_ptrs[i], a.data.size()); r != driver::success)
-          fail_status(r, Status::runtime_failed, "download of " + a.name);
-      }
-      return outputs;
-    };
-
+    kernel.bind_arguments();
     if (job.kind == Job::Kind::reference) {
-      auto outputs = checked_run();
-      std::vector<HostArgument> ref;
-      for (std::size_t i = 0; i < st.host.size(); ++i) {
-        HostArgument a = st.host[i];
-        a.data = std::move(outputs[i]);
-        ref.push_back(std::move(a));
-      }
-      m_references[job.argument_set] = std::move(ref);
+      m_references[job.argument_set] = reference_outputs(kernel, st);
       m.log = "reference outputs recorded";
     } else {
       if (job.verify) {
-        auto outputs = checked_run();
-        auto ref = m_references.find(job.argument_set);
-        if (ref == m_references.end()) {
-          m.log += "output not verified: no reference outputs for this argument set\n";
-        } else {
-          for (std::size_t i = 0; i < st.host.size(); ++i) {
-            if (!st.host[i].output || st.host[i].scalar || st.host[i].constant) continue;
-            const auto v = verify_output(ref->second[i], outputs[i], job.atol, job.rtol);
-            if (!v.ok) throw sample_error(Status::invalid, "output differs from the reference configuration: " + v.message);
-          }
-          m.log += "output verified against the reference configuration\n";
-        }
+        const auto ref = m_references.find(job.argument_set);
+        m.log += verify_outputs(kernel, st, ref == m_references.end() ? nullptr : &ref->second, job);
       }
-      upload();
-      ExecutorTimer timer(m_api, st, launch, m_progress, job.flush_l2);
-      SteadyClock clock;
-      const auto criterion = make_stopping_criterion(job.criterion, job.criterion_params);
-      LoopOptions options;
-      options.warmup = static_cast<int>(job.warmup);
-      run_measurement_loop(timer, *criterion, clock, options, m);
-      if (!st.cupti) m.log += "timing: CUDA events only (" + st.cupti_why + ")\n";
+      time_kernel(m_api, st, kernel, job, m_progress, m);
     }
   } catch (const sticky_error& e) {
     m.status = Status::runtime_failed;
