@@ -99,7 +99,6 @@ struct RunState {
   std::size_t screened = 0, screened_out = 0;  // candidates the rule judged, and skipped
   double best_ms = std::numeric_limits<double>::infinity();
   json incumbent = nullptr;
-  std::optional<AnomalyMonitor> anomalies;
 
   std::vector<MeasuredPoint> measured;
   std::vector<RoundPoint> rounds;
@@ -294,11 +293,6 @@ void RunObserver::on_begin(const SearchBegin& e) {
   r.start = Clock::now();
   r.begun = true;
   r.finished->Set(0);
-  if (m_hub->options.anomalies) {
-    MonitorHub::Impl* hub = m_hub.get();
-    r.anomalies.emplace(m_hub->options.anomaly_options,
-                        [hub, &r](const SearchAnomaly& a) { hub->count_anomaly(r, a); });
-  }
 }
 
 void RunObserver::on_forecasted(const SearchForecasted& e) {
@@ -314,7 +308,6 @@ void RunObserver::on_forecasted(const SearchForecasted& e) {
   r.forecast_round_seconds->Observe(e.seconds);
   r.round_proposed += e.decisions.size();
   r.round_answered += answered;
-  if (r.anomalies) r.anomalies->on_forecasted(e);
 }
 
 void RunObserver::on_screened(const SearchScreened& e) {
@@ -380,7 +373,6 @@ void RunObserver::on_measured(const SearchMeasured& e) {
     if (!r.interval_miss) r.interval_miss = &m_hub->miss.Add(labels);
     r.interval_miss->Set(r.realised_interval_miss());
   }
-  if (r.anomalies) r.anomalies->on_measured(e);
 }
 
 void RunObserver::on_round(const SearchRound& e) {
@@ -390,7 +382,6 @@ void RunObserver::on_round(const SearchRound& e) {
                       r.realised_risk(), r.realised_interval_miss()});
   r.decisions.clear();
   r.round_proposed = r.round_answered = r.round_skipped = 0;
-  if (r.anomalies) r.anomalies->on_round(e);
 }
 
 void RunObserver::on_anomaly(const SearchAnomaly& a) {

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "calibration/selective_calibrator.hpp"
-#include "search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 
 namespace gpuforecast::detail::monitor {
@@ -20,8 +19,6 @@ struct MonitorOptions {
   // the interval level reported against the interval miss rate: the model's own calibration
   // options when a calibrated model is searched with, the defaults otherwise.
   CalibrationOptions calibration;
-  bool anomalies = true;  // run an AnomalyMonitor per run and count what it flags
-  AnomalyMonitorOptions anomaly_options;
 };
 
 class RunObserver;
@@ -58,7 +55,7 @@ class RunObserver {
   void on_measured(const SearchMeasured& e);
   void on_round(const SearchRound& e);
   void on_end(const SearchEnd& e);
-  // An anomaly raised outside the run's own monitor (the device's health through NVML).
+  // An anomaly reported to the run (its AnomalyMonitor's flags, the device's health through NVML).
   void on_anomaly(const SearchAnomaly& a);
   void on_worker_lost(const SearchWorkerLost& e);
 

@@ -30,6 +30,7 @@
 #include "search/trace_writer.hpp"
 #include "common/parallel_indices.hpp"
 #include "run/device_health_watch.hpp"
+#include "search/anomaly_monitor.hpp"
 
 namespace gpuforecast {
 
@@ -229,6 +230,8 @@ struct SeedSearch {
     ctx.add_observer(AnomalyCount{&run});
     if (plan.observe) plan.observe(ctx, index, options.label);
     if (add_observers) add_observers(ctx);
+    // Last, so that every observer has seen a measurement before an anomaly raised at it.
+    if (plan.anomalies) ctx.add_observer(AnomalyMonitor({}, [&ctx](const SearchAnomaly& a) { ctx.report_anomaly(a); }));
     const auto start = std::chrono::steady_clock::now();
     try {
       strategy.run(ctx);

@@ -56,7 +56,6 @@ struct EventLog::State {
   // For the end line: candidates screened and screened out, measurements that had a forecast and
   // those of them outside its interval.
   std::size_t screened = 0, screened_out = 0, forecast_measured = 0, outside_interval = 0;
-  std::optional<AnomalyMonitor> monitor;
 
   ~State() {
     if (file) std::fclose(file);
@@ -121,14 +120,6 @@ void EventLog::on_begin(const SearchBegin& e) {
     line["configurations"] = m_options.resumed_configs->size();
     write_line(m_state->file, m_path, std::move(line));
   }
-  if (m_options.anomalies) {
-    State* s = m_state.get();
-    const std::string path = m_path, run = m_options.run;
-    // State lives behind a pointer, so the callback stays valid wherever the log is moved.
-    s->monitor.emplace(m_options.anomaly_options, [s, path, run](const SearchAnomaly& a) {
-      write_line(s->file, path, anomaly_line(s->seq, s->start, run, a));
-    });
-  }
 }
 
 void EventLog::on_anomaly(const SearchAnomaly& a) {
@@ -173,7 +164,6 @@ void EventLog::on_forecasted(const SearchForecasted& e) {
   line["best_forecast_ms"] = number(best_forecast);
   line["decide_s"] = number(e.seconds);
   write_line(s.file, m_path, std::move(line));
-  if (s.monitor) s.monitor->on_forecasted(e);
 }
 
 void EventLog::on_screened(const SearchScreened& e) {
@@ -240,7 +230,6 @@ void EventLog::on_measured(const SearchMeasured& e) {
     fault["detail"] = fault_detail(m);
     write_line(s.file, m_path, std::move(fault));
   }
-  if (s.monitor) s.monitor->on_measured(e);  // its flags follow the measurement's line
 }
 
 void EventLog::on_round(const SearchRound& e) {
@@ -254,7 +243,6 @@ void EventLog::on_round(const SearchRound& e) {
   // Decisions of this round have met their measurements; the next round decides afresh.
   s.decisions.clear();
   s.skipped.clear();
-  if (s.monitor) s.monitor->on_round(e);
 }
 
 void EventLog::on_end(const SearchEnd& e) {

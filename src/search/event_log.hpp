@@ -2,8 +2,8 @@
 // A search observer that writes what happens as it happens, one JSON object per line (JSON
 // Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
 // round's forecasts, each screening, each measurement (with the forecast made before it and its
-// realised error), each fault (a compile error, a crash, a hang), each anomaly an AnomalyMonitor
-// flags, each farm rank lost, each round and the end (with the reason when the search was
+// realised error), each fault (a compile error, a crash, a hang), each anomaly reported to
+// the run (run/'s AnomalyMonitor, the GPU's health), each farm rank lost, each round and the end (with the reason when the search was
 // stopped). Every line is written whole and flushed when its event happens, so a killed search
 // leaves every event up to the kill; readers skip a last line cut short and say so.
 #include <cstdio>
@@ -12,7 +12,6 @@
 #include <string>
 #include <unordered_set>
 
-#include "search/anomaly_monitor.hpp"
 #include "gpuforecast/search/events.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -24,8 +23,6 @@ inline constexpr int event_log_version = 2;
 struct EventLogOptions {
   std::string run;             // a label written into every line ("surrogate seed 3"), "" for none
   bool all_decisions = false;  // one "decision" line per proposed candidate: thousands per round
-  bool anomalies = true;       // run an AnomalyMonitor and write what it flags as "anomaly" lines
-  AnomalyMonitorOptions anomaly_options;
   // Why a search stopped before its budget ("interrupted by SIGTERM"), asked when it ends
   // stopped: the end line's reason. Unset: "stopped by an observer".
   std::function<std::string()> stop_reason;
@@ -50,8 +47,8 @@ class EventLog {
   void on_measured(const SearchMeasured& e);
   void on_round(const SearchRound& e);
   void on_end(const SearchEnd& e);
-  // An anomaly raised outside the log's own monitor (the device's health, read through NVML):
-  // written as an "anomaly" line like the monitor's.
+  // An anomaly reported to the run (its AnomalyMonitor's flags, the device's health read through
+  // NVML): written as an "anomaly" line.
   void on_anomaly(const SearchAnomaly& a);
   // A farm's rank given up on: a "rank_lost" line (which, why, what it held, where that went).
   void on_worker_lost(const SearchWorkerLost& e);

@@ -109,7 +109,7 @@ TEST_CASE("the realised risk counts answered forecasts only, and the interval mi
   CalibrationOptions calibration;
   calibration.tolerance = 0.1;
   calibration.risk_alpha = 0.2;
-  MonitorHub hub({.title = "arithmetic", .calibration = calibration, .anomalies = false});
+  MonitorHub hub({.title = "arithmetic", .calibration = calibration});
   RunObserver run = hub.observer("hand-made");
   const Candidate& prototype = data->observations.front().candidate;
   run.on_begin(SearchBegin{data->space, prototype, Budget{4}});

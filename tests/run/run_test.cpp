@@ -9,6 +9,7 @@
 #include "core/warning.hpp"
 #include "gpuforecast/run/replay_space.hpp"
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "data/temp_dir.hpp"
@@ -116,4 +117,70 @@ TEST_CASE("a run counts the anomalies reported to its observers", "[search][data
   const Result result = gpuforecast::run(plan);
   REQUIRE(result.runs.size() == 2);
   for (const auto& run : result.runs) CHECK(run.anomalies == 4);
+}
+
+namespace {
+// A device 1.5x slower, sentinel and all, at one measurement: what the run's monitor flags.
+struct SlowOnce {
+  std::shared_ptr<ReplayBenchmarker> replay;
+  std::size_t slow_at = 0;
+  std::shared_ptr<std::size_t> count = std::make_shared<std::size_t>(0);
+  std::vector<Measurement> measure(std::span<const Candidate> candidates) const {
+    auto out = replay->measure(candidates);
+    for (auto& m : out) {
+      if (++*count != slow_at) continue;
+      if (m.ok()) {
+        for (auto& s : m.samples_ms) s *= 1.5;
+        summarise_samples(m);
+      }
+      for (auto& s : m.sentinel_ms) s *= 1.5;
+    }
+    return out;
+  }
+};
+
+struct SeenAnomalies {
+  std::vector<SearchAnomaly>* seen;
+  void on_anomaly(const SearchAnomaly& a) { seen->push_back(a); }
+};
+}  // namespace
+
+TEST_CASE("each run has one anomaly monitor, whose flags reach every observer a front end adds", "[search][data]") {
+  auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
+  auto replay = std::make_shared<ReplayBenchmarker>(
+      data, ReplayOptions{.seed = 11, .sampling = ReplaySampling::median, .sentinel_repeats = 20});
+  Plan plan;
+  plan.backend = caller_backend(data->space, data->observations.front().candidate,
+                                std::make_shared<SlowOnce>(SlowOnce{replay, 30}));
+  plan.strategy = "random";
+  plan.budget = 60;
+  plan.seeds = 1;
+  std::vector<SearchAnomaly> seen;
+  std::size_t measured_before_flag = 0;
+  struct Order {  // measurements the observer had seen when the flag reached it
+    std::size_t measured = 0;
+    std::size_t* at_flag;
+    void on_measured(const SearchMeasured&) { ++measured; }
+    void on_anomaly(const SearchAnomaly& a) {
+      if (a.index == 30) *at_flag = measured;
+    }
+  };
+  plan.observe = [&](SearchContext& ctx, std::size_t, const std::string&) {
+    ctx.add_observer(SeenAnomalies{&seen});
+    ctx.add_observer(Order{0, &measured_before_flag});
+  };
+  const Result result = gpuforecast::run(plan);
+  bool flagged_at_30 = false;
+  for (const auto& a : seen) flagged_at_30 = flagged_at_30 || (a.kind == "slow_device" && a.index == 30);
+  CHECK(flagged_at_30);
+  CHECK(measured_before_flag == 30);  // the flag follows its measurement, for every observer
+  CHECK(result.runs.front().anomalies == seen.size());
+
+  seen.clear();
+  plan.anomalies = false;
+  *replay = ReplayBenchmarker(data, ReplayOptions{.seed = 11, .sampling = ReplaySampling::median, .sentinel_repeats = 20});
+  plan.backend = caller_backend(data->space, data->observations.front().candidate,
+                                std::make_shared<SlowOnce>(SlowOnce{replay, 30}));
+  CHECK(gpuforecast::run(plan).runs.front().anomalies == 0);
+  CHECK(seen.empty());
 }

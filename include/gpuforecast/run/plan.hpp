@@ -147,6 +147,11 @@ struct Plan {
   // Replay: record each run's screening rehearsal (SeedRun::rehearsal), every candidate its model
   // forecast with the stored time, for screening on another device (docs/calibration.md).
   bool rehearsal = false;
+  // Each run flags odd GPU behaviour as its measurements land (a measurement far slower than its
+  // forecast, a slower or drifting device, repeats that rose: search/anomaly_monitor.hpp, at the
+  // levels stats/anomaly_tests.hpp states) and reports it to every observer as a SearchAnomaly,
+  // after all of them have seen the measurement: one monitor per run, whoever watches.
+  bool anomalies = true;
   // When set, called with each run's context before the run starts, and its index and label
   // ("random seed 3"): the caller adds observers of its own (a dashboard, metrics). Runs may be
   // searched side by side, so what it adds must be safe to call from several threads.
