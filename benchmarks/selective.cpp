@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/parse_number.hpp"
-#include "calibration/plots.hpp"
+#include "report/calibration_plots.hpp"
 #include "calibration/selective_calibrator.hpp"
 #include "calibration/selective_evaluation.hpp"
 #include "gpuforecast/data/dataset.hpp"

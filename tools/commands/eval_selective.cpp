@@ -21,7 +21,7 @@
 #include <random>
 
 #include "calibration/model_bundle.hpp"
-#include "calibration/plots.hpp"
+#include "report/calibration_plots.hpp"
 #include "calibration/selective_calibrator.hpp"
 #include "calibration/selective_evaluation.hpp"
 #include "gpuforecast/core/error.hpp"

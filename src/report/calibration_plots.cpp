@@ -1,4 +1,4 @@
-#include "calibration/plots.hpp"
+#include "report/calibration_plots.hpp"
 
 #include <fmt/core.h>
 
