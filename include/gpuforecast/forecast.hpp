@@ -9,11 +9,13 @@
 // of threads at once on the same Model.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/decision.hpp"
 #include "gpuforecast/core/parameter_schema.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
@@ -42,6 +44,14 @@ class Model {
   [[nodiscard]] bool empty() const noexcept { return !m_impl; }
   [[nodiscard]] const ModelInfo& info() const;
 
+  // A Model is a SelectivePredictor (core/concepts.hpp), so a search or a caller's loop takes it
+  // as it takes any: the decision on each candidate, checked as forecast() checks it. With
+  // `space`, each configuration must also lie in it; with `reference_ms`, each decision carries
+  // the speedup-bin probabilities against that measured runtime (invalid_argument_error unless it is
+  // finite and positive).
+  [[nodiscard]] std::vector<Decision> decide(std::span<const Candidate> candidates, const TuningSpace* space = nullptr,
+                                             std::optional<double> reference_ms = std::nullopt) const;
+
   struct Impl;  // surrogate + calibrator (src/api)
   explicit Model(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
   [[nodiscard]] const Impl& impl() const;
@@ -49,6 +59,8 @@ class Model {
  private:
   std::shared_ptr<const Impl> m_impl;
 };
+
+static_assert(SelectivePredictor<Model>);
 
 // Reads a model file written by `gpuforecast train` (+ `gpuforecast calibrate`). Throws
 // model_file_error for a missing, truncated, corrupted or newer-version file.

@@ -11,7 +11,6 @@
 #include <limits>
 #include <optional>
 
-#include "api/model_impl.hpp"
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "calibration/calibrate_model_file.hpp"
@@ -34,9 +33,7 @@ namespace {
 // the space when given); a reference runtime adds the eight speedup-bin probabilities.
 std::vector<Decision> decide_all(const Model& model, std::span<const Candidate> c, std::optional<double> reference_ms,
                                  const TuningSpace* space) {
-  if (reference_ms && (!(*reference_ms > 0) || !std::isfinite(*reference_ms)))
-    throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
-  return decide(model, c, space, reference_ms);
+  return model.decide(c, space, reference_ms);
 }
 
 nb::dict to_arrays(const std::vector<Decision>& d, bool with_bins) {

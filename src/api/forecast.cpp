@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "api/model_impl.hpp"
 #include "core/parameter_check.hpp"
@@ -123,6 +124,13 @@ std::vector<Decision> decide(const Model& model, std::span<const Candidate> cand
     out.back().extrapolation = std::move(notes[i]);
   }
   return out;
+}
+
+std::vector<Decision> Model::decide(std::span<const Candidate> candidates, const TuningSpace* space,
+                                   std::optional<double> reference_ms) const {
+  if (reference_ms && !(std::isfinite(*reference_ms) && *reference_ms > 0))
+    throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
+  return gpuforecast::decide(*this, candidates, space, reference_ms);
 }
 
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {

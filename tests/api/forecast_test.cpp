@@ -112,6 +112,23 @@ TEST_CASE("a calibrated model file loads and forecasts like the parts it was mad
   CHECK(sum == Approx(1.0));
 }
 
+TEST_CASE("a Model is a SelectivePredictor: decide() is forecast(), space and reference included", "[data]") {
+  static_assert(SelectivePredictor<Model>);
+  const auto& fx = fixture();
+  const Model model = load(fx.path);
+  const std::vector<Candidate> some(fx.test.begin(), fx.test.begin() + 20);
+  const auto decided = model.decide(some);
+  const auto forecast_batch = forecast(model, some);
+  REQUIRE(decided.size() == some.size());
+  for (std::size_t i = 0; i < some.size(); ++i) CHECK(identical(decided[i], forecast_batch[i]));
+  const auto against = model.decide(std::span<const Candidate>(some.data(), 1), nullptr, fx.test_ms[1]);
+  CHECK(identical(against.front(), forecast(model, some[0], fx.test_ms[1])));
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    INFO("reference_ms " << bad);
+    CHECK_THROWS_WITH(model.decide(some, nullptr, bad), Catch::Matchers::Contains("reference_ms must be a positive runtime"));
+  }
+}
+
 TEST_CASE("forecast() is safe from many threads at once", "[data]") {
   const auto& fx = fixture();
   const Model model = load(fx.path);
