@@ -39,7 +39,7 @@
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "runtime/statistics.hpp"
 #include "search/anomaly_monitor.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;

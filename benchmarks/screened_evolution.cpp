@@ -41,7 +41,7 @@
 #include "compose/selective_model_spec.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 

@@ -33,7 +33,7 @@
 #include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;

@@ -27,7 +27,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "report/svg_plot.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "compose/selective_model_spec.hpp"
 #include "gpuforecast/surrogate/registry.hpp"

@@ -47,7 +47,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
 #include "data/static_feature_table.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <string>
 
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 
 namespace gpuforecast::cli {
 

@@ -14,7 +14,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/trace.hpp"
 
@@ -132,7 +132,7 @@ void bind_search(nb::module_& m) {
          const TuningSpace* space, const std::string& kernel, const std::string& device,
          const std::vector<std::int64_t>& problem_size, nb::object measure, nb::object stops,
          std::optional<unsigned> watch_gpu) {
-        // gpuforecast.run(Plan): the Plan of run/plan.hpp, filled from the Python one.
+        // gpuforecast.run(Plan): the Plan of run/run.hpp, filled from the Python one.
         Plan plan;
         plan.strategy = strategy;
         plan.settings.model_path = model_path;

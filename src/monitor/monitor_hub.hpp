@@ -9,7 +9,7 @@
 #include <string>
 
 #include "calibration/selective_calibrator.hpp"
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 
 namespace gpuforecast::detail::monitor {
 

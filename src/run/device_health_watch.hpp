@@ -9,7 +9,7 @@
 
 #include "runtime/device_health.hpp"
 #include "search/anomaly_monitor.hpp"
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 
 #include <fmt/core.h>
 

@@ -15,7 +15,7 @@
 
 #include "stats/anomaly_tests.hpp"
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

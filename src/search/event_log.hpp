@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gpuforecast/search/budget.hpp"
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

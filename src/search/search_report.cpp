@@ -1,4 +1,4 @@
-#include "gpuforecast/search/search_report.hpp"
+#include "gpuforecast/search/trace.hpp"
 
 #include <algorithm>
 #include <cmath>

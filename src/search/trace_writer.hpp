@@ -3,7 +3,7 @@
 // ends (gzip when the path ends in .gz). For results that survive a crash, see cache_writer.hpp.
 #include <string>
 
-#include "gpuforecast/search/events.hpp"
+#include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

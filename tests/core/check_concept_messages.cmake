@@ -1,5 +1,5 @@
 # Compiles concept_checks_fail.cpp, which must fail, and checks that the compiler output names
-# each missing requirement in the words of core/concept_checks.hpp.
+# each missing requirement in the words of core/concepts.hpp.
 # Run as: cmake -DCXX=... -DINCLUDE_DIR=... -DSOURCE=... -P check_concept_messages.cmake
 execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -I${INCLUDE_DIR} ${SOURCE}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

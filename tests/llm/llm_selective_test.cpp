@@ -15,7 +15,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "llm/llm_selective.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "fake_server.hpp"
 #include "support/data.hpp"

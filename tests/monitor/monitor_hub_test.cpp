@@ -16,7 +16,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"

@@ -13,7 +13,7 @@
 #include "data/kernel_tuner_cache_appender.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "search/cache_writer.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "search/genetic.hpp"
 #include "gpuforecast/search/search_context.hpp"

@@ -11,7 +11,7 @@
 #include <limits>
 #include <random>
 
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"

@@ -8,7 +8,7 @@
 
 #include "common/split_list.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
 #include "interrupt.hpp"
 #include "static_features_option.hpp"

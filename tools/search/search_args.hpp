@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/run/plan.hpp"
+#include "gpuforecast/run/run.hpp"
 #if defined(GPUFORECAST_HAVE_CUDA_RUNTIME)
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #endif

@@ -7,7 +7,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "data/screening_pairs.hpp"
-#include "gpuforecast/run/replay_space.hpp"
+#include "gpuforecast/run/search_target.hpp"
 #include "run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/search/search_context.hpp"

@@ -1,6 +1,7 @@
 #pragma once
-// The three concepts of DESIGN.md plus SearchStrategy. Generic code is templated on them so
-// users plug in their own types; every implementation static_asserts that it models its concept.
+// The three concepts of DESIGN.md plus SearchStrategy, and their readable checks. Generic code is
+// templated on them so users plug in their own types; every implementation static_asserts that
+// it models its concept.
 #include <concepts>
 #include <span>
 #include <vector>
@@ -37,5 +38,53 @@ template <class T>
 concept SearchStrategy = requires(T t, SearchContext& ctx) {
   t.run(ctx);
 };
+
+// Readable checks of a user's type against the concepts above (as ensmallen's
+// static_checks.hpp): one static_assert per requirement, so that a wrong type is told which
+// member it lacks instead of receiving the compiler's "constraints not satisfied" dump. The
+// type-erasing wrappers (AnySurrogate, SelectiveModel, SearchContext) call them; a user can too:
+//   static_assert(gpuforecast::check_surrogate<MySurrogate>());
+// A requirement whose member is missing gets only the "needs" message, not the return-type one.
+template <class S>
+constexpr bool check_surrogate() {
+  constexpr bool has_predict = requires(S s, std::span<const Candidate> c) { s.predict(c); };
+  static_assert(has_predict, "Surrogate: the type needs a member predict(std::span<const Candidate>)");
+  static_assert(!has_predict || requires(S s, std::span<const Candidate> c) {
+    { s.predict(c) } -> std::same_as<std::vector<Forecast>>;
+  }, "Surrogate: predict(std::span<const Candidate>) must return std::vector<Forecast>, one per candidate");
+  static_assert(requires(S s, std::span<const Observation> o) { s.update(o); },
+                "Surrogate: the type needs a member update(std::span<const Observation>) to learn from new "
+                "measurements (it may do nothing)");
+  return Surrogate<S>;
+}
+
+template <class P>
+constexpr bool check_selective_predictor() {
+  constexpr bool has_decide = requires(P p, std::span<const Candidate> c) { p.decide(c); };
+  static_assert(has_decide, "SelectivePredictor: the type needs a member decide(std::span<const Candidate>)");
+  static_assert(!has_decide || requires(P p, std::span<const Candidate> c) {
+    { p.decide(c) } -> std::same_as<std::vector<Decision>>;
+  }, "SelectivePredictor: decide(std::span<const Candidate>) must return std::vector<Decision>, one per candidate");
+  return SelectivePredictor<P>;
+}
+
+template <class B>
+constexpr bool check_benchmarker() {
+  constexpr bool has_measure = requires(B b, std::span<const Candidate> c) { b.measure(c); };
+  static_assert(has_measure, "Benchmarker: the type needs a member measure(std::span<const Candidate>)");
+  static_assert(!has_measure || requires(B b, std::span<const Candidate> c) {
+    { b.measure(c) } -> std::same_as<std::vector<Measurement>>;
+  }, "Benchmarker: measure(std::span<const Candidate>) must return std::vector<Measurement>, one per candidate");
+  static_assert(std::move_constructible<B>, "Benchmarker: the type must be movable (the search keeps it inside)");
+  return Benchmarker<B>;
+}
+
+template <class T>
+constexpr bool check_search_strategy() {
+  static_assert(requires(T t, SearchContext& ctx) { t.run(ctx); },
+                "SearchStrategy: the type needs a member run(SearchContext&) that proposes and measures "
+                "candidates until the budget ends");
+  return SearchStrategy<T>;
+}
 
 }  // namespace gpuforecast

@@ -9,7 +9,6 @@
 #include <span>
 #include <vector>
 
-#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -20,7 +19,7 @@ class SelectiveModel {
   SelectiveModel() = default;
   template <SelectivePredictor P>
   SelectiveModel(P predictor) : m_self(std::make_shared<Model<P>>(std::move(predictor))) {}  // NOLINT: implicit
-  // Any other type stops here with a readable message (core/concept_checks.hpp). Explicit, so it
+  // Any other type stops here with a readable message (core/concepts.hpp). Explicit, so it
   // never takes part in implicit conversions.
   template <class P>
     requires(!SelectivePredictor<P> && !std::same_as<P, SelectiveModel>)

@@ -20,7 +20,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/core/async_benchmarker.hpp"
@@ -50,7 +49,7 @@ class SearchContext {
   // `prototype` gives kernel, device, problem size and spec of every candidate; its config is
   // replaced by the configs the strategy asks for. The benchmarker is kept (moved) inside.
   // B must model Benchmarker or AsyncBenchmarker; another type is told what it lacks
-  // (core/concept_checks.hpp). A type that models both is used asynchronously.
+  // (core/concepts.hpp). A type that models both is used asynchronously.
   template <class B>
   SearchContext(TuningSpace space, Candidate prototype, B benchmarker, Budget budget,
                 SearchContextOptions options = {})

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/core/concept_checks.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/export.hpp"
@@ -29,7 +28,7 @@ concept PersistentSurrogate = Surrogate<S> && requires(S s, const S cs, std::spa
   { S::load(r) } -> std::same_as<S>;
 };
 
-// One readable message per PersistentSurrogate requirement a type misses (core/concept_checks.hpp).
+// One readable message per PersistentSurrogate requirement a type misses (core/concepts.hpp).
 template <class S>
 constexpr bool check_persistent_surrogate() {
   check_surrogate<S>();
