@@ -15,6 +15,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -196,13 +197,13 @@ void transfer_table(const Settings& s) {
   }
 }
 
-// One trained model's speeds: forecasts per second over the whole space, update() with 100 new
-// measurements as inside a search, and the median latency of a single-candidate forecast.
+// One trained model's speeds: forecasts per second over the whole space, update() with `fresh`
+// (new measurements, as inside a search), and the median latency of a single-candidate forecast.
 struct Speeds {
   double forecasts_per_s = 0, update_s = 0, single_p50_ms = 0;
 };
 
-Speeds speeds(const TransformerSurrogate& model, const std::vector<Candidate>& all, const std::vector<Observation>& fresh,
+Speeds speeds(const TransformerSurrogate& model, const std::vector<Candidate>& all, std::span<const Observation> fresh,
               const std::vector<Candidate>& test) {
   Speeds sp;
   const auto t1 = std::chrono::steady_clock::now();
@@ -210,8 +211,7 @@ Speeds speeds(const TransformerSurrogate& model, const std::vector<Candidate>& a
   sp.forecasts_per_s = static_cast<double>(whole.size()) / seconds_since(t1);
   TransformerSurrogate online = model;
   const auto t2 = std::chrono::steady_clock::now();
-  online.update(std::vector<Observation>(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(
-                                                                             std::min<std::size_t>(100, fresh.size()))));
+  online.update(fresh);
   sp.update_s = seconds_since(t2);
   std::vector<double> lat;
   for (std::size_t i = 0; i < 50 && i < test.size(); ++i) {
@@ -246,7 +246,9 @@ void fraction_table(const Settings& s) {
         const double fit_s = seconds_since(t0);
         const HeldOut test = held_out(split.test);
         const auto pred = predicted_ms(model, test.candidates);
-        const Speeds sp = speeds(model, all, split.test, test.candidates);
+        // update() inside a search: 100 new measurements.
+        const auto fresh = std::span<const Observation>(split.test).first(std::min<std::size_t>(100, split.test.size()));
+        const Speeds sp = speeds(model, all, fresh, test.candidates);
         const double rho = spearman(test.truth, pred), rec = top_recall(test.truth, pred);
         sum_rho += rho;
         sum_rec += rec;

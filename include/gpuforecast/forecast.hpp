@@ -74,7 +74,8 @@ static_assert(SelectivePredictor<Model>);
 // none throws invalid_configuration_error naming the row and the parameter. A value or kernel
 // never seen in training is forecast and named in Decision::extrapolation.
 [[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate);
-// The same plus the eight speedup-bin probabilities against a reference of measured runtime.
+// The same plus the eight speedup-bin probabilities against a reference of measured runtime
+// (invalid_argument_error unless it is finite and positive).
 [[nodiscard]] Decision forecast(const Model& model, const Candidate& candidate, double reference_ms);
 // Many candidates in one batch (faster than one by one).
 [[nodiscard]] std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates);

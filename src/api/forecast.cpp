@@ -133,20 +133,21 @@ std::vector<Decision> Model::decide(std::span<const Candidate> candidates, const
   return gpuforecast::decide(*this, candidates, space, reference_ms);
 }
 
+// Every forecast() is Model::decide, so the reference's check is made on every path.
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates) {
-  return decide(model, candidates, nullptr, std::nullopt);
+  return model.decide(candidates);
 }
 
 std::vector<Decision> forecast(const Model& model, std::span<const Candidate> candidates, const TuningSpace& space) {
-  return decide(model, candidates, &space, std::nullopt);
+  return model.decide(candidates, &space);
 }
 
 Decision forecast(const Model& model, const Candidate& candidate) {
-  return forecast(model, std::span<const Candidate>(&candidate, 1)).front();
+  return model.decide(std::span<const Candidate>(&candidate, 1)).front();
 }
 
 Decision forecast(const Model& model, const Candidate& candidate, double reference_ms) {
-  return decide(model, std::span<const Candidate>(&candidate, 1), nullptr, reference_ms).front();
+  return model.decide(std::span<const Candidate>(&candidate, 1), nullptr, reference_ms).front();
 }
 
 }  // namespace gpuforecast

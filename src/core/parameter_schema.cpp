@@ -42,7 +42,6 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// "1, 2, 4, 8" or, for a long list, "16, 32, ..., 128 (16 values)".
 std::string list_values(const std::vector<Value>& values) {
   std::string out;
   if (values.size() <= 12) {
@@ -53,20 +52,18 @@ std::string list_values(const std::vector<Value>& values) {
   return fmt::format("{}..., {} ({} values)", out, values.back().to_string(), values.size());
 }
 
-[[noreturn]] void refuse_configuration(std::size_t row, const Config& config, std::string parameter, std::string expected,
-                         const std::string& message) {
+[[noreturn]] void refuse_configuration(std::size_t row, const Config& config, std::string parameter,
+                                       std::string expected, const std::string& message) {
   throw invalid_configuration_error(row, std::move(parameter), std::move(expected),
                                     fmt::format("configuration {} [{}]: {}", row, config.to_string(), message));
 }
 
-// Index into `known` of each of the config's parameters; refuses a configuration whose names are
-// not exactly `known` (empty, missing, unknown with the closest known name, repeated).
 std::vector<std::size_t> match_names(const std::vector<std::string>& known, const std::string& what,
                                      const Config& config, std::size_t row) {
   const std::string expected = join_names(known);
   if (config.size() == 0)
     refuse_configuration(row, config, "", expected,
-           fmt::format("is empty; {} has the {} parameters {}", what, known.size(), expected));
+                         fmt::format("is empty; {} has the {} parameters {}", what, known.size(), expected));
   const auto& names = config.names();
   std::vector<std::size_t> index(names.size());
   std::vector<bool> given(known.size(), false);
@@ -94,12 +91,12 @@ std::vector<std::size_t> match_names(const std::vector<std::string>& known, cons
       if (d < best) best = d, hint = fmt::format(" (did you mean {}?)", m);
     }
     refuse_configuration(row, config, u, expected,
-           fmt::format("unknown parameter {}{}; {} has the parameters {}", u, hint, what, expected));
+                         fmt::format("unknown parameter {}{}; {} has the parameters {}", u, hint, what, expected));
   }
   if (!missing.empty())
     refuse_configuration(row, config, missing.front(), expected,
-           fmt::format("parameter{} {} missing; {} has the parameters {}", missing.size() > 1 ? "s" : "",
-                       join_names(missing) + (missing.size() > 1 ? " are" : " is"), what, expected));
+                         fmt::format("parameter{} {} missing; {} has the parameters {}", missing.size() > 1 ? "s" : "",
+                                     join_names(missing) + (missing.size() > 1 ? " are" : " is"), what, expected));
   return index;
 }
 
@@ -146,7 +143,6 @@ std::string range_of(const std::vector<Value>& seen) {
 }
 
 }  // namespace
-
 
 std::vector<KernelSchema> KernelSchema::of(std::span<const Observation> observations) {
   struct Building {
@@ -204,8 +200,8 @@ std::string check_configuration(const KernelSchema& schema, const Config& config
     if (v.is_number() && !p.values.empty() && p.values.front().is_number() && v.as_double() < 0 &&
         p.values.front().as_double() >= 0)
       refuse_configuration(row, config, p.name, list_values(p.values),
-             fmt::format("{}={} is negative, but every value of {} seen in training is >= 0 (seen: {})", p.name,
-                         v.to_string(), p.name, list_values(p.values)));
+                           fmt::format("{}={} is negative, but every value of {} seen in training is >= 0 (seen: {})",
+                                       p.name, v.to_string(), p.name, list_values(p.values)));
     if (!std::binary_search(p.values.begin(), p.values.end(), v, ValueLess{}))
       extrapolated += fmt::format("{}{}={} (seen {})", extrapolated.empty() ? "" : ", ", p.name, v.to_string(),
                                   range_of(p.values));

@@ -307,7 +307,11 @@ std::vector<Measurement> CudaBenchmarker::measure(std::span<const Candidate> can
     } catch (const error&) {
       // A device NVRTC cannot target keeps the first device's image; its measurement says why.
     }
-    for (std::size_t i; (i = next.fetch_add(1)) < candidates.size();) im.measure_on(w, target, candidates[i], prepared[i], out[i]);
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= candidates.size()) return;
+      im.measure_on(w, target, candidates[i], prepared[i], out[i]);
+    }
   };
   if (im.runners.size() == 1) {
     work(0);

@@ -2,10 +2,11 @@
 // A search observer that writes what happens as it happens, one JSON object per line (JSON
 // Lines; schema in docs/events.md, version event_log_version): the beginning, each ranked
 // round's forecasts, each screening, each measurement (with the forecast made before it and its
-// realised error), each fault (a compile error, a crash, a hang), each anomaly reported to
-// the run (run/'s AnomalyMonitor, the GPU's health), each farm rank lost, each round and the end (with the reason when the search was
-// stopped). Every line is written whole and flushed when its event happens, so a killed search
-// leaves every event up to the kill; readers skip a last line cut short and say so.
+// realised error), each fault (a compile error, a crash, a hang), each anomaly reported to the
+// run (run/'s AnomalyMonitor, the GPU's health), each farm rank lost, each round and the end
+// (with the reason when the search was stopped). Every line is written whole and flushed when
+// its event happens, so a killed search leaves every event up to the kill; readers skip a last
+// line cut short and say so.
 #include <cstdio>
 #include <functional>
 #include <memory>

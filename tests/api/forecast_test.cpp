@@ -126,6 +126,7 @@ TEST_CASE("a Model is a SelectivePredictor: decide() is forecast(), space and re
   for (double bad : {0.0, -1.0, std::nan("")}) {
     INFO("reference_ms " << bad);
     CHECK_THROWS_WITH(model.decide(some, nullptr, bad), Catch::Matchers::Contains("reference_ms must be a positive runtime"));
+    CHECK_THROWS_WITH(forecast(model, some[0], bad), Catch::Matchers::Contains("reference_ms must be a positive runtime"));
   }
 }
 
