@@ -22,7 +22,7 @@
 
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
 #include "common/parse_number.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "runtime/compile_pool.hpp"
 #include "runtime/nvrtc_compiler.hpp"
 #include "gpuforecast/space/enumerate.hpp"

@@ -14,7 +14,7 @@
 
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 
 namespace {
 

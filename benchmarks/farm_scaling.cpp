@@ -9,7 +9,7 @@
 //
 // The wall time counts from the first candidate handed out to the last result (MPI start-up
 // is not in it). With two or more workers every strategy submits a candidate whenever a rank
-// frees up (core/async_benchmarker.hpp); what is left is rank 0's own time per decision (the
+// frees up (core/concepts.hpp); what is left is rank 0's own time per decision (the
 // surrogate-filtered search refits and ranks proposals every few results).
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>

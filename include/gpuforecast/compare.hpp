@@ -7,17 +7,18 @@
 //   for (const auto& c : gpuforecast::compare(model, pairs, parent, children))
 //     if (c.decision.defer) measure(...); else use(c.decision.faster, c.decision.set);
 //
-// The bin distribution of a pair comes from the model's forecasts of both points
-// (pair_bin_probabilities); the conformal bin sets and the deferral rule are those of
-// calibration/pairwise_selective.hpp, fitted on pairs drawn from the calibration observations.
-// compare() checks the reference and every candidate as forecast() does.
+// The bin distribution of a pair comes from the model's forecasts of both points (each
+// log-runtime normal with the forecast's median and spread); the rule is an ordinal conformal
+// set of bins and a Learn-then-Test threshold on the pair's confidence, fitted on pairs drawn
+// from the calibration observations (docs/pairs.md). compare() checks the reference and every
+// candidate as forecast() does.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/candidate_pairs.hpp"
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "gpuforecast/calibration/pairs.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/export.hpp"
 #include "gpuforecast/forecast.hpp"
@@ -33,12 +34,34 @@ struct PairCalibrationOptions {
   std::uint64_t seed = 0;
 };
 
+// The fitted rule: bin sets at 1 - alpha, and the confidence a pair needs to be answered without
+// measuring. Immutable and cheap to copy (shared).
+class PairCalibration {
+ public:
+  PairCalibration() = default;  // empty: compare() throws
+  [[nodiscard]] bool empty() const noexcept { return !m_impl; }
+  [[nodiscard]] const PairwiseOptions& options() const;
+  // A pair is answered without measuring iff its confidence >= threshold (+inf: none is).
+  [[nodiscard]] double threshold() const;
+  [[nodiscard]] std::size_t calibration_pairs() const;
+  [[nodiscard]] double answered_fraction() const;  // of the calibration pairs
+  // 1 - delta upper bound of the loss among the answered calibration pairs.
+  [[nodiscard]] double risk_upper_bound() const;
+
+  struct Impl;  // the fitted selector (src/api)
+  explicit PairCalibration(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+  [[nodiscard]] const Impl& impl() const;
+
+ private:
+  std::shared_ptr<const Impl> m_impl;
+};
+
 // Fits the bin sets and the deferral rule on pairs of `calibration`'s successful measurements,
 // drawn within each space (kernel, device, problem size). Throws invalid_argument_error when
 // fewer than two pairs can be drawn; invalid_configuration_error for an observation the model's
 // check refuses (naming its row in `calibration`).
-[[nodiscard]] PairwiseSelector calibrate_pairs(const Model& model, std::span<const Observation> calibration,
-                                               const PairCalibrationOptions& options = {});
+[[nodiscard]] PairCalibration calibrate_pairs(const Model& model, std::span<const Observation> calibration,
+                                              const PairCalibrationOptions& options = {});
 
 struct Comparison {
   PairDecision decision;       // bins, called direction, bin set, defer
@@ -47,7 +70,7 @@ struct Comparison {
 
 // Each candidate against `reference`. Throws invalid_configuration_error naming the candidate's
 // row (or "the reference"), as forecast() does; with `space`, every configuration must lie in it.
-[[nodiscard]] std::vector<Comparison> compare(const Model& model, const PairwiseSelector& selector,
+[[nodiscard]] std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs,
                                               const Candidate& reference, std::span<const Candidate> candidates,
                                               const TuningSpace* space = nullptr);
 

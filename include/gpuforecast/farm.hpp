@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/export.hpp"
@@ -40,7 +39,7 @@ class FarmSession {
   int m_size = 1;
 };
 
-// Rank 0 of a measurement farm as an AsyncBenchmarker (core/async_benchmarker.hpp): a
+// Rank 0 of a measurement farm as an AsyncBenchmarker (core/concepts.hpp): a
 // SearchContext built on it lets the strategy submit a candidate whenever a worker rank is free,
 // and hands results back as they stream in. It is a plain Benchmarker too (measure() hands a
 // batch out and gathers it). Strategies do not know that their measurements ran on other nodes.

@@ -16,7 +16,7 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/parameter_schema.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"

@@ -7,7 +7,7 @@
 #include "convert.hpp"
 
 #if GPUFORECAST_HAVE_LLM
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "llm/llm_surrogate.hpp"
 #endif

@@ -11,7 +11,7 @@ namespace gpuforecast::python {
 
 namespace {
 
-PairwiseSelector calibrate(const Model& model, const std::vector<std::string>& files, double alpha, double delta,
+PairCalibration calibrate(const Model& model, const std::vector<std::string>& files, double alpha, double delta,
                            const std::string& kind, std::size_t pairs, const std::string& loss,
                            const std::string& confidence, std::uint64_t seed) {
   PairCalibrationOptions o;
@@ -58,22 +58,22 @@ nb::dict to_arrays(const std::vector<Comparison>& c) {
 }  // namespace
 
 void bind_pairs(nb::module_& m) {
-  nb::class_<PairwiseSelector>(m, "PairCalibration",
-                               "Bin sets and the deferral rule of pairs, fitted by Model.calibrate_pairs().")
-      .def_prop_ro("alpha", [](const PairwiseSelector& s) { return s.options().alpha; })
-      .def_prop_ro("delta", [](const PairwiseSelector& s) { return s.options().delta; })
-      .def_prop_ro("loss", [](const PairwiseSelector& s) { return std::string(to_string(s.options().loss)); })
-      .def_prop_ro("confidence", [](const PairwiseSelector& s) { return std::string(to_string(s.options().confidence)); })
-      .def_prop_ro("threshold", [](const PairwiseSelector& s) { return s.deferral().threshold; },
+  nb::class_<PairCalibration>(m, "PairCalibration",
+                              "Bin sets and the deferral rule of pairs, fitted by Model.calibrate_pairs().")
+      .def_prop_ro("alpha", [](const PairCalibration& s) { return s.options().alpha; })
+      .def_prop_ro("delta", [](const PairCalibration& s) { return s.options().delta; })
+      .def_prop_ro("loss", [](const PairCalibration& s) { return std::string(to_string(s.options().loss)); })
+      .def_prop_ro("confidence", [](const PairCalibration& s) { return std::string(to_string(s.options().confidence)); })
+      .def_prop_ro("threshold", &PairCalibration::threshold,
                    "Answer a pair without measuring iff its confidence >= this (+inf: defer every pair).")
-      .def_prop_ro("calibration_pairs", [](const PairwiseSelector& s) { return s.deferral().calibration_size; })
-      .def_prop_ro("answered_fraction", [](const PairwiseSelector& s) { return s.deferral().coverage; },
+      .def_prop_ro("calibration_pairs", &PairCalibration::calibration_pairs)
+      .def_prop_ro("answered_fraction", &PairCalibration::answered_fraction,
                    "Fraction of the calibration pairs answered without measuring.")
-      .def_prop_ro("risk_upper_bound", [](const PairwiseSelector& s) { return s.deferral().risk_upper_bound; },
+      .def_prop_ro("risk_upper_bound", &PairCalibration::risk_upper_bound,
                    "1 - delta upper bound of the loss among answered calibration pairs.")
-      .def("__repr__", [](const PairwiseSelector& s) {
+      .def("__repr__", [](const PairCalibration& s) {
         return "<gpuforecast.PairCalibration alpha=" + std::to_string(s.options().alpha) + " delta=" +
-               std::to_string(s.options().delta) + " on " + std::to_string(s.deferral().calibration_size) + " pairs>";
+               std::to_string(s.options().delta) + " on " + std::to_string(s.calibration_pairs()) + " pairs>";
       });
 
   m.def(
@@ -87,7 +87,7 @@ void bind_pairs(nb::module_& m) {
       nb::arg("loss"), nb::arg("confidence"), nb::arg("seed"));
   m.def(
       "_compare",
-      [](const Model& model, const PairwiseSelector& selector, const std::string& kernel, const std::string& device,
+      [](const Model& model, const PairCalibration& pairs, const std::string& kernel, const std::string& device,
          const std::vector<std::int64_t>& problem_size, const std::vector<std::string>& reference_names,
          nb::handle reference_columns, const std::vector<std::string>& names, nb::handle columns,
          const TuningSpace* space, std::size_t rows) {
@@ -97,7 +97,7 @@ void bind_pairs(nb::module_& m) {
         std::vector<Comparison> out;
         {
           nb::gil_scoped_release release;
-          out = compare(model, selector, reference.front(), candidates, space);
+          out = compare(model, pairs, reference.front(), candidates, space);
         }
         return to_arrays(out);
       },

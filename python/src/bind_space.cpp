@@ -12,7 +12,7 @@
 #include "convert.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/parameter_schema.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 
 namespace gpuforecast::python {

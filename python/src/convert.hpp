@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpuforecast/core/candidate.hpp"
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 
 namespace gpuforecast::python {
 

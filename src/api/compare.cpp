@@ -8,6 +8,8 @@
 #include <tuple>
 
 #include "api/model_impl.hpp"
+#include "calibration/candidate_pairs.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
@@ -20,7 +22,21 @@ SpaceKey space_of(const Candidate& c) { return {c.kernel, c.device ? c.device->n
 
 }  // namespace
 
-PairwiseSelector calibrate_pairs(const Model& model, std::span<const Observation> calibration,
+struct PairCalibration::Impl {
+  PairwiseSelector selector;
+};
+
+const PairCalibration::Impl& PairCalibration::impl() const {
+  if (!m_impl) throw invalid_argument_error("empty gpuforecast::PairCalibration: fit one with calibrate_pairs()");
+  return *m_impl;
+}
+const PairwiseOptions& PairCalibration::options() const { return impl().selector.options(); }
+double PairCalibration::threshold() const { return impl().selector.deferral().threshold; }
+std::size_t PairCalibration::calibration_pairs() const { return impl().selector.deferral().calibration_size; }
+double PairCalibration::answered_fraction() const { return impl().selector.deferral().coverage; }
+double PairCalibration::risk_upper_bound() const { return impl().selector.deferral().risk_upper_bound; }
+
+PairCalibration calibrate_pairs(const Model& model, std::span<const Observation> calibration,
                                  const PairCalibrationOptions& options) {
   const auto& m = model.impl();
   std::vector<Candidate> points;
@@ -59,12 +75,13 @@ PairwiseSelector calibrate_pairs(const Model& model, std::span<const Observation
                                              pairs.size(), to_string(options.kind), points.size()));
   const auto p = pair_bin_probabilities(forecasts, pairs);
   const auto bins = pair_true_bins(runtimes, pairs);
-  return PairwiseSelector::fit(p, bins, options.selective);
+  return PairCalibration(std::make_shared<const PairCalibration::Impl>(PairwiseSelector::fit(p, bins, options.selective)));
 }
 
-std::vector<Comparison> compare(const Model& model, const PairwiseSelector& selector, const Candidate& reference,
+std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs, const Candidate& reference,
                                 std::span<const Candidate> candidates, const TuningSpace* space) {
   const auto& m = model.impl();
+  const PairwiseSelector& selector = pairs.impl().selector;
   std::string reference_note;
   try {
     reference_note = check_candidates(m, std::span<const Candidate>(&reference, 1), space).front();
@@ -79,9 +96,9 @@ std::vector<Comparison> compare(const Model& model, const PairwiseSelector& sele
   points.push_back(reference);
   points.insert(points.end(), candidates.begin(), candidates.end());
   const std::vector<Forecast> forecasts = predict_all(m, points);
-  std::vector<CandidatePair> pairs;
-  for (std::size_t i = 0; i < candidates.size(); ++i) pairs.push_back({0, i + 1});
-  const auto p = pair_bin_probabilities(forecasts, pairs);
+  std::vector<CandidatePair> against_reference;
+  for (std::size_t i = 0; i < candidates.size(); ++i) against_reference.push_back({0, i + 1});
+  const auto p = pair_bin_probabilities(forecasts, against_reference);
 
   std::vector<Comparison> out(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) {

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/candidate_pairs.hpp"
+#include "calibration/candidate_pairs.hpp"
 
 #include <fmt/core.h>
 

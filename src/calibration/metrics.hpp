@@ -7,7 +7,7 @@
 
 #include "calibration/nonconformity.hpp"
 #include "gpuforecast/core/forecast.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"  // BinProbabilities, per-forecast brier() and crps_ordinal()
+#include "surrogate/metrics.hpp"  // BinProbabilities, per-forecast brier() and crps_ordinal()
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/ordinal_conformal.hpp"
+#include "calibration/ordinal_conformal.hpp"
 
 #include <fmt/core.h>
 
@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "stats/conformal_quantile.hpp"
+#include "surrogate/metrics.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

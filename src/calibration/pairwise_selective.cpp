@@ -1,4 +1,4 @@
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "calibration/pairwise_selective.hpp"
 
 #include <fmt/core.h>
 
@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "surrogate/metrics.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -10,10 +10,10 @@
 
 #include "calibration/adaptive_conformal.hpp"
 #include "calibration/deferral.hpp"
-#include "gpuforecast/stats/learn_then_test.hpp"
+#include "stats/learn_then_test.hpp"
 #include "calibration/mondrian_conformal.hpp"
 #include "gpuforecast/core/candidate.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -1,4 +1,4 @@
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 
 #include <fmt/core.h>
 

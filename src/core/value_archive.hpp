@@ -4,7 +4,7 @@
 // all write values this way.
 #include <string>
 
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast::detail {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 
 namespace gpuforecast::detail::data {
 

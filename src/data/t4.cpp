@@ -1,4 +1,4 @@
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 
 #include <fmt/core.h>
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "llm/llm_surrogate.hpp"
 #include "gpuforecast/export.hpp"
 

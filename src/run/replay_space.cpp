@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 
 namespace gpuforecast {
 

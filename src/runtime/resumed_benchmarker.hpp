@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"

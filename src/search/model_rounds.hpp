@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/selective_model.hpp"
 #include "search/surrogate_filtered/screening.hpp"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 
 namespace gpuforecast {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 
 namespace gpuforecast::detail {
 

@@ -1,4 +1,4 @@
-#include "gpuforecast/stats/learn_then_test.hpp"
+#include "stats/learn_then_test.hpp"
 
 #include <fmt/core.h>
 

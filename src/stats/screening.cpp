@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "stats/conformal_quantile.hpp"
-#include "gpuforecast/stats/learn_then_test.hpp"
+#include "stats/learn_then_test.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {

@@ -11,7 +11,7 @@
 
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

@@ -1,4 +1,4 @@
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 
 #include <fmt/core.h>
 

@@ -13,7 +13,6 @@
 #include "surrogate/knn.hpp"
 #include "surrogate/random_forest.hpp"
 #include "surrogate/ridge.hpp"
-#include "surrogate/surrogate_kind.hpp"
 #include "surrogate/xgboost.hpp"
 #include "surrogate/compact.hpp"
 #include "surrogate/surrogate_kind_table.hpp"

@@ -1,7 +1,7 @@
 // The table of surrogate kinds (surrogate_kind.hpp). The library's own kinds come from
 // detail::builtin_surrogate_kinds() (registry.cpp) when the table is first used, so there is no
 // static-initialisation order to get wrong, in this library or in a plugin that registers itself.
-#include "surrogate/surrogate_kind.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
 
 #include <fmt/core.h>
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "surrogate/surrogate_kind.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
 
 namespace gpuforecast::detail {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "surrogate/surrogate_kind.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
 
 namespace gpuforecast::detail {
 

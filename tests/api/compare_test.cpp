@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "gpuforecast/compare.hpp"
+#include "calibration/candidate_pairs.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "support/knn_model.hpp"
 
@@ -29,7 +31,12 @@ TEST_CASE("compare's bin sets cover the true bin of held-out pairs at 1 - alpha"
   o.kind = PairKind::random;
   o.selective.alpha = 0.1;
   o.seed = 3;
-  const PairwiseSelector selector = calibrate_pairs(model(), calibration, o);
+  const PairCalibration selector = calibrate_pairs(model(), calibration, o);
+  CHECK(selector.options().alpha == 0.1);
+  CHECK(selector.calibration_pairs() >= 2);
+  CHECK(selector.answered_fraction() >= 0);
+  CHECK(selector.answered_fraction() <= 1);
+  if (selector.answered_fraction() > 0) CHECK(selector.risk_upper_bound() <= 0.1);
 
   std::vector<Config> configs;
   for (const auto& t : test_points) configs.push_back(t.candidate.config);
@@ -59,7 +66,7 @@ TEST_CASE("compare's bin sets cover the true bin of held-out pairs at 1 - alpha"
 
 TEST_CASE("compare checks the reference and every candidate as forecast() does", "[api][compare][data]") {
   const auto a4000 = successful("A4000");
-  const PairwiseSelector selector = calibrate_pairs(model(), a4000);
+  const PairCalibration selector = calibrate_pairs(model(), a4000);
   const Candidate reference = a4000[0].candidate;
   std::vector<Candidate> candidates = {a4000[1].candidate, a4000[2].candidate};
 
@@ -89,5 +96,13 @@ TEST_CASE("compare checks the reference and every candidate as forecast() does",
 TEST_CASE("calibrate_pairs needs at least two pairs of successful measurements", "[api][compare][data]") {
   const auto a4000 = successful("A4000");
   CHECK_THROWS_AS(calibrate_pairs(model(), std::span(a4000.data(), 2)), invalid_argument_error);
-    CHECK_THROWS_WITH(calibrate_pairs(model(), std::span(a4000.data(), 2)), Catch::Matchers::Contains("need at least 2"));
+  CHECK_THROWS_WITH(calibrate_pairs(model(), std::span(a4000.data(), 2)), Catch::Matchers::Contains("need at least 2"));
+}
+
+TEST_CASE("an empty PairCalibration is refused, not read", "[api][compare][data]") {
+  const auto a4000 = successful("A4000");
+  const PairCalibration empty;
+  CHECK(empty.empty());
+  CHECK_THROWS_WITH(empty.threshold(), Catch::Matchers::Contains("calibrate_pairs"));
+  CHECK_THROWS_AS(compare(model(), empty, a4000[0].candidate, std::span(&a4000[1].candidate, 1)), invalid_argument_error);
 }

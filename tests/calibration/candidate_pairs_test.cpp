@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "gpuforecast/calibration/candidate_pairs.hpp"
+#include "calibration/candidate_pairs.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

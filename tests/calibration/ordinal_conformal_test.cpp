@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "gpuforecast/calibration/ordinal_conformal.hpp"
+#include "calibration/ordinal_conformal.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <random>
 
-#include "gpuforecast/calibration/pairwise_selective.hpp"
+#include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "surrogate/metrics.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;

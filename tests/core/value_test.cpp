@@ -2,7 +2,6 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/core/value.hpp"
 
 using namespace gpuforecast;
 

@@ -11,8 +11,7 @@
 #include "core/warning.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t1.hpp"
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "data/temp_dir.hpp"
 
 using namespace gpuforecast;

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #include "support/data.hpp"
 

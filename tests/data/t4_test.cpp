@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "data/temp_dir.hpp"
 #include "support/data.hpp"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <regex>
 
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/runtime/cuda_benchmarker.hpp"
 #include "runtime/cuda_devices.hpp"
 #include "gpuforecast/space/enumerate.hpp"

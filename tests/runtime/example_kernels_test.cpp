@@ -9,7 +9,7 @@
 #include <future>
 #include <memory>
 
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "runtime/compile_pool.hpp"
 #include "runtime/launch_geometry.hpp"
 #include "runtime/nvrtc_compiler.hpp"

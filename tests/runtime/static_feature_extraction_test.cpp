@@ -11,7 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "support/data.hpp"
 #include "../data/temp_dir.hpp"
 

@@ -8,7 +8,7 @@
 #include "search/genetic.hpp"
 #include "search/random_search.hpp"
 #include "search/surrogate_filtered.hpp"
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "synthetic.hpp"
 
 using namespace gpuforecast;

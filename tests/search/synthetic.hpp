@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/space/enumerate.hpp"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "calibration/deferral.hpp"
-#include "gpuforecast/stats/learn_then_test.hpp"
+#include "stats/learn_then_test.hpp"
 #include "gpuforecast/core/error.hpp"
 
 using namespace gpuforecast;

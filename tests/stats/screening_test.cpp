@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "calibration/fixed_predictions.hpp"
-#include "gpuforecast/stats/learn_then_test.hpp"
+#include "stats/learn_then_test.hpp"
 #include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/error.hpp"
 

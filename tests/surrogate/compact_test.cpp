@@ -13,7 +13,7 @@
 #include "data/static_feature_table.hpp"
 #include "surrogate/compact.hpp"
 #include "surrogate/evaluation.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "surrogate/boosting.hpp"

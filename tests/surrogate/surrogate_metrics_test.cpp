@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 
 using namespace gpuforecast;
 

@@ -11,7 +11,7 @@
 #include "surrogate/ensemble.hpp"
 #include "surrogate/gaussian_process.hpp"
 #include "surrogate/knn.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 #include "surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/ridge.hpp"

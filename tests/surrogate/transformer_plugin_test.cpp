@@ -16,7 +16,6 @@
 #include "surrogate/ensemble.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
-#include "surrogate/surrogate_kind.hpp"
 #include "support/data.hpp"
 
 using namespace gpuforecast;

@@ -10,7 +10,7 @@
 
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
 #include "surrogate/transformer.hpp"

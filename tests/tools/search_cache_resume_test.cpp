@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t4.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "data/temp_dir.hpp"
 #include "support/data.hpp"
 #include "support/process.hpp"

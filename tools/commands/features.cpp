@@ -18,7 +18,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "data/static_feature_table.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
 #include "runtime/nvrtc_compiler.hpp"
 #include "runtime/static_feature_extraction.hpp"

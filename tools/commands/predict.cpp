@@ -18,9 +18,9 @@
 #include "data/json_util.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/forecast.hpp"
-#include "gpuforecast/surrogate/metrics.hpp"
+#include "surrogate/metrics.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "command_registry.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/space/enumerate.hpp"
 #ifdef GPUFORECAST_HAVE_CUDA_RUNTIME
 #include "gpuforecast/run/run.hpp"

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "run/report.hpp"
 #include "gpuforecast/run/run.hpp"
 #include "gpuforecast/run/search_target.hpp"

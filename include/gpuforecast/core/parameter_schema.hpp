@@ -12,7 +12,6 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/observation.hpp"
-#include "gpuforecast/core/value.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

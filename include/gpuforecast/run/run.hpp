@@ -18,7 +18,6 @@
 #include <variant>
 #include <vector>
 
-#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/measurement.hpp"

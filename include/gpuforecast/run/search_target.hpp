@@ -12,7 +12,7 @@
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/data/t1.hpp"
+#include "gpuforecast/data/community_formats.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
 

@@ -29,7 +29,7 @@
 
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/trace.hpp"

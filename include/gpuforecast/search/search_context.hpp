@@ -6,7 +6,7 @@
 // Two ways to measure: evaluate() hands over a batch and returns its answers; submit() and
 // wait_any() keep several workers busy, choosing the next candidate while others still run.
 // The benchmarker may be a plain Benchmarker (one worker: submit() queues and wait_any()
-// measures) or an AsyncBenchmarker (core/async_benchmarker.hpp: a farm, a simulated farm).
+// measures) or an AsyncBenchmarker (core/concepts.hpp: a farm, a simulated farm).
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -22,7 +22,6 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
-#include "gpuforecast/core/async_benchmarker.hpp"
 #include "gpuforecast/search/budget.hpp"
 #include "gpuforecast/search/observer.hpp"
 #include "gpuforecast/search/trace.hpp"

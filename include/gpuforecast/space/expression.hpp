@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuforecast/core/value.hpp"
+#include "gpuforecast/core/config.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

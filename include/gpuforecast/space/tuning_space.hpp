@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/core/value.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {

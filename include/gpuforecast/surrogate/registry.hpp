@@ -1,9 +1,19 @@
 #pragma once
-// Surrogates by name, for the CLI, model files and bindings.
+// Surrogate kinds by name: how make_surrogate(name, seed) builds one and how a model file's
+// "surrogate" section (kind + archive) is read back. The library registers its own kinds (ridge,
+// knn, gp, forest, xgboost, ensemble); libgpuforecast_transformer.so registers "transformer" when
+// it is loaded (the core loads it on first use of that name); users register theirs the same way,
+// and their surrogates are then saved and loaded through model files like ours:
+//
+//   gpuforecast::register_surrogate_kind<MySurrogate>("mine", [](std::uint64_t seed) { return MySurrogate(seed); });
+//   auto s = gpuforecast::make_surrogate("mine", 7);   // ... fit, save_surrogate, load_surrogate
 #include <cstdint>
+#include <concepts>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpuforecast/surrogate/any_surrogate.hpp"
@@ -15,7 +25,7 @@ namespace gpuforecast GPUFORECAST_API {
 // "ridge", "knn", "gp", "forest", "xgboost", "compact", "compact(name=value,...)" (compact.hpp's
 // options table), "transformer", "ensemble", "ensemble(m=w,...)" or "default" (the best measured in this
 // build: see default_surrogate_name()), or a kind registered with register_surrogate_kind
-// (surrogate_kind.hpp), with every random choice seeded by `seed`. Throws invalid_argument_error
+// (below), with every random choice seeded by `seed`. Throws invalid_argument_error
 // listing the available names for an unknown or not-built one. "transformer" loads
 // libgpuforecast_transformer.so on first use; when it cannot, gpuforecast::error names the
 // library and the reason.
@@ -52,5 +62,30 @@ struct EnsembleRecipe {
 // registered kind's loader; "transformer" loads its library first (model_file_error naming the
 // library and the reason when it cannot).
 [[nodiscard]] AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r);
+
+struct SurrogateKind {
+  std::string name;                                    // what kind() returns and model files store
+  std::function<AnySurrogate(std::uint64_t seed)> make;  // untrained, every random choice seeded
+  std::function<AnySurrogate(ArchiveReader&)> load;      // the inverse of AnySurrogate::save
+};
+
+// Thread-safe. Throws invalid_argument_error (naming the kind) when the name is empty, holds a
+// character outside [A-Za-z0-9_.-], is reserved ("default", "ensemble", "ensemble(...)"), is
+// registered already, or a function is missing.
+void register_surrogate_kind(SurrogateKind kind);
+
+// For a PersistentSurrogate type: `make(seed)` returns an S; loading is S::load.
+template <PersistentSurrogate S, class Make>
+  requires std::invocable<Make&, std::uint64_t> && std::convertible_to<std::invoke_result_t<Make&, std::uint64_t>, S>
+void register_surrogate_kind(std::string name, Make make) {
+  register_surrogate_kind(SurrogateKind{
+      std::move(name), [make = std::move(make)](std::uint64_t seed) mutable -> AnySurrogate { return S(make(seed)); },
+      [](ArchiveReader& r) -> AnySurrogate { return S::load(r); }});
+}
+
+// Whether `name` is registered now. Never loads a plugin (surrogate_names() does).
+[[nodiscard]] bool has_surrogate_kind(std::string_view name);
+// Registered kinds, in registration order (the library's own first).
+[[nodiscard]] std::vector<std::string> registered_surrogate_kinds();
 
 }  // namespace gpuforecast

@@ -12,7 +12,7 @@
 // measures noise.
 #include <cstddef>
 
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/search/trace.hpp"
 #include "gpuforecast/export.hpp"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "search/surrogate_filtered/acquisition.hpp"

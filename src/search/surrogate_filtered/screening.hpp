@@ -44,7 +44,7 @@
 
 #include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/core/config.hpp"
-#include "gpuforecast/core/decision.hpp"
+#include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/options_table.hpp"
 #include "gpuforecast/core/selective_model.hpp"

@@ -3,7 +3,7 @@
 // the kind lands in the table of the copy of the core that asked.
 #include <cstdint>
 
-#include "surrogate/surrogate_kind.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/transformer.hpp"
 
 extern "C" __attribute__((visibility("default"))) void gpuforecast_transformer_register(

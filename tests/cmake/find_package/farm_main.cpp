@@ -2,7 +2,7 @@
 // the other ranks replay what they are asked (a real one would own its GPUs). Built by
 // scripts/test's consumer step; run it under mpirun.
 #include <gpuforecast/farm.hpp>
-#include <gpuforecast/core/async_benchmarker.hpp>
+#include <gpuforecast/core/concepts.hpp>
 
 #include <cstdio>
 

@@ -28,8 +28,6 @@ namespace gpuforecast GPUFORECAST_API {
 [[nodiscard]] double utility(std::span<const double> predicted, std::span<const double> truth,
                              double fraction = 0.10);
 
-using BinProbabilities = std::array<double, speedup_bin_count>;
-
 // Speedup-bin probabilities of `candidate` against `reference` from two runtime forecasts, taking
 // each log-runtime as normal with its median and the sd implied by its 5-95% interval.
 [[nodiscard]] BinProbabilities bin_probabilities(const Forecast& reference, const Forecast& candidate);

@@ -1,21 +1,14 @@
 #pragma once
-// (reference, candidate) pairs of points of one space, the unit of pairwise selective
-// prediction: "is the candidate faster than the reference, and by how much". Two kinds are
-// always reported side by side, because they are different questions:
-//   random     any two distinct points (usually far apart: easy to order),
-//   neighbour  the candidate differs from the reference in exactly one parameter (a child
-//              against its parent, both unmeasured: much harder),
-//   child      a neighbour pair whose reference is measured (a point the model trained on) and
-//              whose candidate is not: exactly what a search asks about a child of a measured
-//              parent.
+// Drawing (reference, candidate) pairs of points of one space, of each PairKind
+// (gpuforecast/calibration/pairs.hpp), the unit of pairwise selective prediction.
 // Disjoint pairs share no point. Pairs that share a point have dependent losses (one badly
 // forecast point spoils all its pairs), which the binomial test of Learn-then-Test does not
 // allow for: the guarantee is measured on disjoint pairs.
 #include <cstdint>
 #include <span>
-#include <string_view>
 #include <vector>
 
+#include "gpuforecast/calibration/pairs.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -26,12 +19,6 @@ struct CandidatePair {
   std::size_t candidate = 0;
   friend bool operator==(const CandidatePair&, const CandidatePair&) = default;
 };
-
-enum class PairKind { random, neighbour, child };
-
-[[nodiscard]] std::string_view to_string(PairKind k) noexcept;
-// "random" | "neighbour" (also "neighbor") | "child"; throws invalid_argument_error otherwise.
-[[nodiscard]] PairKind parse_pair_kind(std::string_view s);
 
 // `count` distinct ordered pairs of distinct indices below n, drawn uniformly with `seed`; all
 // n(n-1) of them (shuffled) when there are no more than `count`.

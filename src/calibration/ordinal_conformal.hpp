@@ -11,18 +11,10 @@
 #include <span>
 #include <vector>
 
-#include "gpuforecast/surrogate/metrics.hpp"  // BinProbabilities
+#include "gpuforecast/calibration/pairs.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
-
-struct BinRun {
-  int low = 1;   // first bin, 1..8
-  int high = 0;  // last bin; high < low: the empty set
-  [[nodiscard]] bool empty() const noexcept { return high < low; }
-  [[nodiscard]] int size() const noexcept { return empty() ? 0 : high - low + 1; }
-  [[nodiscard]] bool contains(int bin) const noexcept { return bin >= low && bin <= high; }
-};
 
 // The score of `true_bin` (1..8) under `p`, in (0, 1]. Throws invalid_argument_error for a bin
 // outside 1..8.
