@@ -38,7 +38,8 @@
 #include "common/runs_over_alpha.hpp"
 #include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
-#include "compose/selective_model_spec.hpp"
+#include "compose/model_impl.hpp"
+#include "compose/search_model.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/run/search_target.hpp"
@@ -142,7 +143,7 @@ Plan genetic_plan(const Args& a, const Space& s, Variant v, std::size_t seeds, s
   p.settings.options = {{"children_per_measurement", std::to_string(a.children)},
                         {"mutation_rate", fmt::format("{}", a.mutation_rate)}};
   p.settings.model_factory = [pretrained] {
-    return make_selective_model({.pretrained = *pretrained, .online = true, .online_surrogate = "default", .seed = 1});
+    return make_search_model({.pretrained = make_model(*pretrained, std::nullopt), .online_surrogate = "default", .seed = 1});
   };
   if (v == screened) {
     p.settings.options["screen"] = "true";

@@ -29,7 +29,8 @@
 #include "report/svg_plot.hpp"
 #include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
-#include "compose/selective_model_spec.hpp"
+#include "compose/model_impl.hpp"
+#include "compose/search_model.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/xgboost.hpp"
 #include "common/parse_number.hpp"
@@ -211,7 +212,7 @@ Plan experiment_for(const Args& args, const Space& space, const std::string& str
     e.strategy = "surrogate";
     const AnySurrogate& base = pretrained.at(&space);
     e.settings.model_factory = [&base, &args, seed] {
-      return make_selective_model({.pretrained = base, .online_surrogate = args.online_surrogate, .seed = seed});
+      return make_search_model({.pretrained = make_model(base, std::nullopt), .online_surrogate = args.online_surrogate, .seed = seed});
     };
     e.settings.options = args.options;
   } else if (strategy == "surrogate") {

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
-#include "api/model_impl.hpp"
+#include "calibration/model_bundle.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/forecast.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
 #include "monitor/dashboard_page.hpp"
 #include "monitor/dashboard_server.hpp"
 #include "numeric_options.hpp"
@@ -67,8 +67,8 @@ void RunMonitor::finish() {
 
 CalibrationOptions calibration_of_model(const std::string& model_path) {
   if (model_path.empty()) return {};
-  const Model model = load(model_path);
-  const auto& calibrator = model.impl().calibrator;
+  // The calibration section alone: the dashboard states its alpha and delta, and needs no surrogate.
+  const auto calibrator = calibration_from(read_model_file(model_path), model_path);
   return calibrator && calibrator->fitted() ? calibrator->options() : CalibrationOptions{};
 }
 

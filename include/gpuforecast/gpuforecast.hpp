@@ -16,7 +16,7 @@
 #include "gpuforecast/core/measurement.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/data/kernel_tuner_cache.hpp"

@@ -7,7 +7,7 @@
 #include <map>
 #include <tuple>
 
-#include "api/model_impl.hpp"
+#include "compose/model_impl.hpp"
 #include "calibration/candidate_pairs.hpp"
 #include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/core/error.hpp"

@@ -214,4 +214,27 @@ std::string SelectiveCalibrator::describe() const {
   return s;
 }
 
+std::vector<Decision> decide_all(const SelectiveCalibrator* calibrator, std::span<const Candidate> candidates,
+                                 std::span<const Forecast> forecasts, std::optional<double> reference_ms,
+                                 std::string_view uncalibrated_reason) {
+  if (forecasts.size() != candidates.size())
+    throw invalid_argument_error(fmt::format("decide_all: {} forecasts for {} candidates", forecasts.size(), candidates.size()));
+  std::vector<Decision> out;
+  out.reserve(forecasts.size());
+  for (std::size_t i = 0; i < forecasts.size(); ++i) {
+    if (calibrator) {
+      out.push_back(calibrator->decide(candidates[i], forecasts[i], reference_ms));
+      continue;
+    }
+    Decision& d = out.emplace_back();
+    d.forecast = forecasts[i];
+    d.interval_low_ms = forecasts[i].lower_ms;
+    d.interval_high_ms = forecasts[i].upper_ms;
+    d.confidence = 0;
+    d.defer = true;
+    d.reason = std::string(uncalibrated_reason);
+  }
+  return out;
+}
+
 }  // namespace gpuforecast

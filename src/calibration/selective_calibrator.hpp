@@ -2,11 +2,14 @@
 // Everything a surrogate needs to become a selective predictor, fitted on held-out measurements:
 // conformal intervals (split or CQR, optionally per group) and a Learn-then-Test acceptance
 // threshold. Non-template so that it is compiled once and stored in the model file's
-// "calibration" section; SelectiveForecaster<S> joins it to any Surrogate.
+// "calibration" section; a Model (compose/model_impl.hpp) joins it to a surrogate, and
+// decide_all() is the one loop that turns a surrogate's forecasts into decisions.
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "calibration/adaptive_conformal.hpp"
 #include "calibration/deferral.hpp"
@@ -129,5 +132,12 @@ class SelectiveCalibrator {
 // Per-point loss of a forecast under the calibrator's options (reference needed for wrong_bin).
 [[nodiscard]] double deferral_loss(const CalibrationOptions& o, const Forecast& f, double observed_ms,
                                    std::optional<double> reference_ms = std::nullopt);
+
+// The decision on each candidate from the surrogate's forecast of it (forecasts[i] of
+// candidates[i]): the calibrator's, or, without one, the forecast's own interval, deferred
+// because `uncalibrated_reason`. Thread-safe as decide() is.
+[[nodiscard]] std::vector<Decision> decide_all(const SelectiveCalibrator* calibrator, std::span<const Candidate> candidates,
+                                               std::span<const Forecast> forecasts, std::optional<double> reference_ms,
+                                               std::string_view uncalibrated_reason);
 
 }  // namespace gpuforecast

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "calibration/selective_forecaster.hpp"
+#include "compose/model_impl.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "surrogate/ensemble.hpp"
 #include "surrogate/random_forest.hpp"
@@ -207,35 +207,23 @@ CalibrationOptions search_calibration_options(std::uint64_t seed) {
 }
 
 namespace {
-// Lets a SelectiveForecaster use the search's surrogate without copying it.
-struct SurrogateRef {
-  SearchSurrogate* s;
-  std::vector<Forecast> predict(std::span<const Candidate> c) { return s->predict(c); }
-  void update(std::span<const Observation> o) { s->update(o); }
-};
-static_assert(Surrogate<SurrogateRef>);
+SearchSurrogate search_surrogate(const std::optional<Model>& base, const std::string& online_kind, std::uint64_t seed) {
+  if (!base) return SearchSurrogate(std::nullopt, make_search_surrogate(online_kind, seed), 5);
+  return SearchSurrogate(base->impl().surrogate, make_search_surrogate(online_kind, seed), 5,
+                         make_search_surrogate(online_kind, seed + 1));
+}
 }  // namespace
 
-OnlineSelective::OnlineSelective(SearchSurrogate surrogate, CalibrationOptions options,
-                                 std::optional<SelectiveCalibrator> initial)
-    : m_surrogate(std::move(surrogate)), m_options(options), m_calibrator(std::move(initial)) {}
+// A calibrator from the model file describes the base on its own training kernels and devices;
+// the search recalibrates on the target as soon as it has measurements.
+OnlineSelective::OnlineSelective(std::optional<Model> base, const std::string& online_kind, std::uint64_t seed)
+    : m_surrogate(search_surrogate(base, online_kind, seed)),
+      m_options(search_calibration_options(seed)),
+      m_calibrator(base ? base->impl().calibrator : std::nullopt) {}
 
 std::vector<Decision> OnlineSelective::decide(std::span<const Candidate> c) {
-  if (m_calibrator) {
-    SelectiveForecaster<SurrogateRef> forecaster(SurrogateRef{&m_surrogate}, *m_calibrator);
-    return forecaster.decide(c);
-  }
-  // Not calibrated yet: the surrogate's own interval, and every candidate deferred.
-  auto f = m_surrogate.predict(c);
-  std::vector<Decision> out(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    out[i].forecast = f[i];
-    out[i].interval_low_ms = f[i].lower_ms;
-    out[i].interval_high_ms = f[i].upper_ms;
-    out[i].defer = true;
-    out[i].reason = "not calibrated yet";
-  }
-  return out;
+  const std::vector<Forecast> f = m_surrogate.predict(c);
+  return decide_all(m_calibrator ? &*m_calibrator : nullptr, c, f, std::nullopt, "not calibrated yet");
 }
 
 void OnlineSelective::update(std::span<const Observation> observations) {
@@ -261,20 +249,6 @@ void OnlineSelective::update(std::span<const Observation> observations) {
       // Too few or degenerate residuals: keep the previous calibration.
     }
   }
-}
-
-SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
-                                          const std::string& online_kind, std::uint64_t seed) {
-  SearchSurrogate s(std::move(base), make_search_surrogate(online_kind, seed), 5,
-                    make_search_surrogate(online_kind, seed + 1));
-  // A calibrator from the model file describes the base on its own training kernels and devices;
-  // the search recalibrates on the target as soon as it has measurements.
-  return OnlineSelective(std::move(s), search_calibration_options(seed), std::move(calibrator));
-}
-
-SelectiveModel online_selective_model(const std::string& online_kind, std::uint64_t seed) {
-  SearchSurrogate s(std::nullopt, make_search_surrogate(online_kind, seed), 5);
-  return OnlineSelective(std::move(s), search_calibration_options(seed));
 }
 
 }  // namespace gpuforecast::detail::compose

@@ -1,18 +1,19 @@
 #pragma once
-// The selective model a surrogate-filtered search uses when the caller gives none: the
-// project's SelectiveForecaster (surrogate + SelectiveCalibrator) kept up to date during the
-// search. The surrogate is either trained online from the search's own measurements, or a
-// pre-trained one (a model file, or a model in memory) refined online by a small correction
-// model learned on the ratio measured / forecast, so that a pre-trained model of many thousand
-// rows is never refitted inside the loop, blended with a target-only model by their prequential
-// rank correlations on the target. The calibrator is refitted every round on prequential
-// residuals: forecasts made before the surrogate learned the point they forecast.
+// A Model learning online, as a search uses it (compose/search_model.hpp): a surrogate and its
+// calibration kept up to date during the search. The surrogate is either trained online from
+// the search's own measurements, or the Model's own (from a model file, or one in memory)
+// refined online by a small correction model learned on the ratio measured / forecast, so that
+// a pre-trained model of many thousand rows is never refitted inside the loop, blended with a
+// target-only model by their prequential rank correlations on the target. The calibrator (the
+// Model's to begin with) is refitted every round on prequential residuals: forecasts made
+// before the surrogate learned the point they forecast.
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "calibration/selective_calibrator.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
+#include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 
 namespace gpuforecast::detail::compose {
@@ -52,7 +53,8 @@ static_assert(Surrogate<SearchSurrogate>);
 
 class OnlineSelective {
  public:
-  OnlineSelective(SearchSurrogate surrogate, CalibrationOptions options, std::optional<SelectiveCalibrator> initial = {});
+  // Wraps `base` (none: learns from nothing), with online models of `online_kind`.
+  OnlineSelective(std::optional<Model> base, const std::string& online_kind, std::uint64_t seed);
   [[nodiscard]] std::vector<Decision> decide(std::span<const Candidate> c);
   void update(std::span<const Observation> o);
   [[nodiscard]] bool ready() const noexcept { return m_surrogate.ready(); }
@@ -70,10 +72,5 @@ static_assert(SelectivePredictor<OnlineSelective>);
 // Calibration settings for searches: intervals at 80%, deferral at risk 0.2.
 [[nodiscard]] CalibrationOptions search_calibration_options(std::uint64_t seed);
 
-// From a pre-trained surrogate (and its calibrator, when the file had one).
-[[nodiscard]] SelectiveModel pretrained_selective_model(AnySurrogate base, std::optional<SelectiveCalibrator> calibrator,
-                                                        const std::string& online_kind, std::uint64_t seed);
-// Trained online from the search's own measurements.
-[[nodiscard]] SelectiveModel online_selective_model(const std::string& online_kind, std::uint64_t seed);
 
 }  // namespace gpuforecast::detail::compose

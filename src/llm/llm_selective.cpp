@@ -3,8 +3,11 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <mutex>
 
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "llm/llm_endpoint.hpp"
 
 namespace gpuforecast {
 
@@ -71,6 +74,20 @@ void LlmSelective::update(std::span<const Observation> observations) {
   m_surrogate.update(observations);
   if (grew && m_true_bins.size() >= m_options.min_calibration_pairs)
     m_selector = PairwiseSelector::fit(m_probabilities, m_true_bins, m_options.pairwise);
+}
+
+void register_llm_search_model_kind() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_search_model_kind("llm", [](std::uint64_t) -> AnySelectivePredictor {
+      LlmSelectiveOptions o;
+      o.surrogate.endpoint = llm_options_from_environment();
+      if (o.surrogate.endpoint.base_url.empty() || o.surrogate.endpoint.model.empty())
+        throw invalid_argument_error(
+            "surrogate llm: no endpoint: set GPUFORECAST_LLM_BASE_URL and GPUFORECAST_LLM_MODEL (docs/llm.md)");
+      return LlmSelective(std::move(o));
+    });
+  });
 }
 
 }  // namespace gpuforecast

@@ -56,4 +56,10 @@ class LlmSelective {
 };
 static_assert(SelectivePredictor<LlmSelective>);
 
+// Registers the search-model kind "llm" (core/any_selective_predictor.hpp): a LlmSelective
+// whose endpoint comes from the environment (GPUFORECAST_LLM_BASE_URL, _MODEL, _API_KEY,
+// _CACHE); making one without an endpoint throws invalid_argument_error naming the variables.
+// Once per process: later calls do nothing.
+void register_llm_search_model_kind();
+
 }  // namespace gpuforecast

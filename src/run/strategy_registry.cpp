@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "compose/selective_model_spec.hpp"
+#include "compose/search_model.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "data/screening_pairs.hpp"
@@ -42,9 +42,9 @@ std::shared_ptr<const std::vector<Observation>> screening_calibration(const std:
 
 // The selective model a strategy ranks with: the one given, a model file, or the online
 // surrogate learning from the search's own measurements.
-SelectiveModel strategy_model(const StrategySettings& s) {
+AnySelectivePredictor strategy_model(const StrategySettings& s) {
   return s.model_factory ? s.model_factory()
-                         : make_selective_model({.model_path = s.model_path, .online_surrogate = s.surrogate, .seed = s.seed});
+                         : make_search_model({.model_path = s.model_path, .online_surrogate = s.surrogate, .seed = s.seed});
 }
 
 // The screening stage's calibration: the one given in memory, or its file read once.

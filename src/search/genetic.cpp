@@ -68,7 +68,7 @@ class ChildChoice {
   // Up to `count` new children, none of them bred before in this generation.
   using Breed = std::function<std::vector<Config>(std::size_t count)>;
 
-  ChildChoice(SelectiveModel& model, RoundScreening& screening, std::size_t batches)
+  ChildChoice(AnySelectivePredictor& model, RoundScreening& screening, std::size_t batches)
       : m_model(model), m_screening(screening), m_batches(batches) {}
 
   // The at most `slots` of the children to measure: those of `breed(slots * per_place)`, and of
@@ -117,7 +117,7 @@ class ChildChoice {
     }));
   }
 
-  SelectiveModel& m_model;
+  AnySelectivePredictor& m_model;
   RoundScreening& m_screening;
   std::size_t m_batches;
   std::size_t m_learned = 0;  // observations already given to the model
@@ -287,7 +287,7 @@ class AsyncElitist {
 
 }  // namespace
 
-GeneticSearch::GeneticSearch(GeneticOptions options, SelectiveModel model)
+GeneticSearch::GeneticSearch(GeneticOptions options, AnySelectivePredictor model)
     : m_options(std::move(options)), m_model(std::move(model)), m_screening(m_options.screening) {
   if (m_options.children_per_measurement == 0)
     throw invalid_argument_error("strategy \"genetic\": children_per_measurement must be at least 1");

@@ -30,7 +30,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "search/surrogate_filtered/screening.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -63,13 +63,13 @@ class GeneticSearch {
  public:
   // `model` ranks (and, with screening, screens) the children when children_per_measurement > 1;
   // throws invalid_argument_error when it is then missing, and for bad screening options.
-  explicit GeneticSearch(GeneticOptions options = {}, SelectiveModel model = {});
+  explicit GeneticSearch(GeneticOptions options = {}, AnySelectivePredictor model = {});
   void run(SearchContext& ctx);
   [[nodiscard]] const GeneticOptions& options() const noexcept { return m_options; }
 
  private:
   GeneticOptions m_options;
-  SelectiveModel m_model;
+  AnySelectivePredictor m_model;
   RoundScreening m_screening;  // as configured; each run starts from a copy
 };
 

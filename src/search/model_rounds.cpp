@@ -8,7 +8,7 @@
 
 namespace gpuforecast::detail::search {
 
-void learn_new_observations(SelectiveModel& model, RoundScreening& screening, const SearchContext& ctx,
+void learn_new_observations(AnySelectivePredictor& model, RoundScreening& screening, const SearchContext& ctx,
                             std::size_t& learned) {
   const auto& obs = ctx.observations();
   if (learned < obs.size()) {
@@ -19,7 +19,7 @@ void learn_new_observations(SelectiveModel& model, RoundScreening& screening, co
   }
 }
 
-std::vector<Decision> decide_and_report(SelectiveModel& model, SearchContext& ctx, const std::vector<Config>& configs) {
+std::vector<Decision> decide_and_report(AnySelectivePredictor& model, SearchContext& ctx, const std::vector<Config>& configs) {
   std::vector<Candidate> candidates;
   candidates.reserve(configs.size());
   for (const auto& c : configs) candidates.push_back(ctx.candidate(c));

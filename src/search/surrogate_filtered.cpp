@@ -63,7 +63,7 @@ SurrogateFilteredOptions llm_preset() {
 
 // The round's picks among the proposals: at random until the model is ready, then by its
 // decisions (acquisition and batch selection).
-std::vector<Config> choose_round(SelectiveModel& model, SearchContext& ctx, Proposals proposals,
+std::vector<Config> choose_round(AnySelectivePredictor& model, SearchContext& ctx, Proposals proposals,
                                  const RoundState& state, const OptimismSchedule& optimism,
                                  const SurrogateFilteredOptions& o, RoundScreening& screening,
                                  std::mt19937_64& rng) {
@@ -93,7 +93,7 @@ SurrogateFilteredOptions surrogate_filtered_preset(std::string_view name) {
 
 std::vector<std::string> surrogate_filtered_preset_names() { return {"from-scratch", "pre-trained", "llm"}; }
 
-SurrogateFilteredSearch::SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options)
+SurrogateFilteredSearch::SurrogateFilteredSearch(AnySelectivePredictor model, SurrogateFilteredOptions options)
     : m_model(std::move(model)), m_options(options), m_screening(m_options.screening) {
   if (m_model.empty()) throw invalid_argument_error("surrogate-filtered search needs a selective model");
   if (m_options.measurements_per_round == 0) throw invalid_argument_error("measurements_per_round must be >= 1");

@@ -19,7 +19,7 @@
 
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "search/surrogate_filtered/acquisition.hpp"
 #include "search/surrogate_filtered/batch_selection.hpp"
 #include "search/surrogate_filtered/initial_design.hpp"
@@ -59,13 +59,13 @@ class SurrogateFilteredSearch {
  public:
   // Throws invalid_argument_error when the model is empty, and for bad screening options or a
   // calibration file that cannot be read (named).
-  explicit SurrogateFilteredSearch(SelectiveModel model, SurrogateFilteredOptions options = {});
+  explicit SurrogateFilteredSearch(AnySelectivePredictor model, SurrogateFilteredOptions options = {});
   void run(SearchContext& ctx);
   [[nodiscard]] const SurrogateFilteredOptions& options() const noexcept { return m_options; }
 
  private:
   void run_async(SearchContext& ctx);
-  SelectiveModel m_model;
+  AnySelectivePredictor m_model;
   SurrogateFilteredOptions m_options;
   RoundScreening m_screening;  // as configured; each run starts from a copy
 };

@@ -9,7 +9,8 @@
 
 #include "calibration/fixed_predictions.hpp"
 #include "calibration/model_bundle.hpp"
-#include "calibration/selective_forecaster.hpp"
+#include "calibration/selective_calibrator.hpp"
+#include "compose/model_impl.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "surrogate/knn.hpp"
@@ -18,8 +19,6 @@
 using namespace gpuforecast;
 using Catch::Matchers::Contains;
 
-static_assert(SelectivePredictor<SelectiveForecaster<KnnSurrogate>>);
-static_assert(SelectivePredictor<SelectiveForecaster<AnySurrogate>>);
 
 namespace {
 
@@ -94,9 +93,8 @@ TEST_CASE("a calibrated model file loads and forecasts like the parts it was mad
   CHECK(model.info().surrogate_kind == "knn");
   CHECK(model.info().alpha == Approx(0.1));
   CHECK(model.info().kernels == std::vector<std::string>{"convolution_milo"});
-  SelectiveForecaster<AnySurrogate> direct(fx.surrogate, fx.calibrator);
   const std::vector<Candidate> some(fx.test.begin(), fx.test.begin() + 50);
-  const auto expected = direct.decide(some);
+  const auto expected = decide_all(&fx.calibrator, some, fx.surrogate.predict(some), std::nullopt, "");
   const auto batch = forecast(model, some);
   for (std::size_t i = 0; i < some.size(); ++i) {
     CHECK(same(batch[i], expected[i]));
@@ -192,17 +190,32 @@ TEST_CASE("uncalibrated, empty and damaged models", "[data]") {
   CHECK_THROWS_WITH(load(broken), Contains("newer"));
 }
 
-TEST_CASE("the selective forecaster adapts online through update()", "[data]") {
+TEST_CASE("the calibrator adapts online through update()", "[data]") {
   const auto& fx = fixture();
   CalibrationOptions o;
   o.aci_gamma = 0.05;
-  SelectiveForecaster<AnySurrogate> sf(fx.surrogate, SelectiveCalibrator::fit(fx.cal_c, fx.cal_f, fx.cal_t, o));
-  REQUIRE(sf.calibrator().adaptive().has_value());
-  const std::vector<Observation> batch(fx.test_obs.begin(), fx.test_obs.begin() + 100);
-  sf.update(batch);
-  CHECK(sf.calibrator().adaptive()->steps() == 100);
-  const std::vector<Candidate> one{fx.test[200]};
-  const auto d = sf.decide(one);
-  REQUIRE(d.size() == 1);
-  CHECK(d[0].interval_low_ms <= d[0].interval_high_ms);
+  SelectiveCalibrator calibrator = SelectiveCalibrator::fit(fx.cal_c, fx.cal_f, fx.cal_t, o);
+  REQUIRE(calibrator.adaptive().has_value());
+  const std::vector<Candidate> batch(fx.test.begin(), fx.test.begin() + 100);
+  const auto f = fx.surrogate.predict(batch);
+  for (std::size_t i = 0; i < batch.size(); ++i) calibrator.update(batch[i], f[i], fx.test_ms[i]);
+  CHECK(calibrator.adaptive()->steps() == 100);
+  const Decision d = calibrator.decide(fx.test[200], fx.surrogate.predict(std::span(&fx.test[200], 1)).front());
+  CHECK(d.interval_low_ms <= d.interval_high_ms);
+}
+
+TEST_CASE("a Model made from parts in memory decides as the file made of them", "[data]") {
+  const auto& fx = fixture();
+  const Model parts = make_model(fx.surrogate, fx.calibrator);
+  CHECK(parts.info().calibrated);
+  const std::vector<Candidate> some(fx.test.begin(), fx.test.begin() + 20);
+  const auto a = parts.decide(some);
+  const auto b = load(fx.path).decide(some);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(same(a[i], b[i]));
+  const auto uncalibrated = make_model(fx.surrogate, std::nullopt).decide(some);
+  for (const Decision& d : uncalibrated) {
+    CHECK(d.defer);
+    CHECK_THAT(d.reason, Catch::Matchers::Contains("not calibrated"));
+  }
 }

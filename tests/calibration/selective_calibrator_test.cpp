@@ -1,5 +1,5 @@
 // SelectiveCalibrator on synthetic data: decisions and their reasons, option errors, the
-// archive round trip, and the SelectiveForecaster template over a toy surrogate.
+// archive round trip, and decide_all, the loop every selective predictor decides with.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <random>
 
 #include "calibration/selective_calibrator.hpp"
-#include "calibration/selective_forecaster.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/archive.hpp"
 
@@ -47,22 +46,19 @@ Toy make_toy(std::size_t n, std::uint64_t seed) {
   return toy;
 }
 
-struct ToySurrogate {
-  std::vector<Forecast> predict(std::span<const Candidate> c) {
-    std::vector<Forecast> out(c.size());
-    for (auto& f : out) {
-      f.median_ms = 1.0;
-      f.spread = 0.05;
-    }
-    return out;
+// What a surrogate sure of itself forecasts: 1 ms, spread 0.05.
+std::vector<Forecast> confident_forecasts(std::size_t n) {
+  std::vector<Forecast> out(n);
+  for (auto& f : out) {
+    f.median_ms = 1.0;
+    f.spread = 0.05;
+    f.lower_ms = 0.9;
+    f.upper_ms = 1.1;
   }
-  void update(std::span<const Observation> o) { seen += o.size(); }
-  std::size_t seen = 0;
-};
+  return out;
+}
 
 }  // namespace
-
-static_assert(SelectivePredictor<SelectiveForecaster<ToySurrogate>>);
 
 TEST_CASE("the calibrator accepts confident forecasts and says why") {
   const Toy toy = make_toy(2000, 1);
@@ -132,16 +128,26 @@ TEST_CASE("calibrator archive round trip") {
   CHECK_THROWS_AS(SelectiveCalibrator::load(cut), model_file_error);
 }
 
-TEST_CASE("SelectiveForecaster joins a user's surrogate to the calibrator") {
+TEST_CASE("decide_all gives the calibrator's decision on each forecast, or defers each without one") {
   const Toy toy = make_toy(1000, 4);
-  SelectiveForecaster<ToySurrogate> sf(ToySurrogate{}, SelectiveCalibrator::fit(toy.c, toy.f, toy.t, {}));
-  const auto d = sf.decide(std::span<const Candidate>(toy.c.data(), 3));
+  const SelectiveCalibrator calibrator = SelectiveCalibrator::fit(toy.c, toy.f, toy.t, {});
+  const std::span<const Candidate> three(toy.c.data(), 3);
+  const std::vector<Forecast> f = confident_forecasts(3);
+  const auto d = decide_all(&calibrator, three, f, std::nullopt, "unused");
   REQUIRE(d.size() == 3);
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const Decision one = calibrator.decide(three[i], f[i]);
+    CHECK(d[i].defer == one.defer);
+    CHECK(d[i].interval_low_ms == one.interval_low_ms);
+    CHECK(d[i].reason == one.reason);
+  }
   CHECK_FALSE(d[0].defer);  // spread 0.05: P(error > 10%) = 2 Phi(-2) = 4.6% < alpha
-  Observation o;
-  o.candidate = toy.c[0];
-  o.measurement.status = Status::ok;
-  o.measurement.median_ms = 1.02;
-  sf.update(std::vector<Observation>{o});
-  CHECK(sf.surrogate().seen == 1);
+  const auto none = decide_all(nullptr, three, f, std::nullopt, "not calibrated yet");
+  for (const Decision& n : none) {
+    CHECK(n.defer);
+    CHECK(n.reason == "not calibrated yet");
+    CHECK(n.interval_low_ms == 0.9);
+    CHECK(n.interval_high_ms == 1.1);
+  }
+  CHECK_THROWS_AS(decide_all(&calibrator, three, std::span(f).first(2), std::nullopt, ""), invalid_argument_error);
 }

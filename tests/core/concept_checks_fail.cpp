@@ -1,7 +1,7 @@
 // Must NOT compile: each wrapper is handed a type that misses a requirement, and the build must
 // say which one in words (run by check_concept_messages.cmake, not built as part of the tree).
 #include "gpuforecast/search/search_context.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 
 namespace {
@@ -16,6 +16,6 @@ struct MeasuresNothing {};
 
 void wrong_types(gpuforecast::TuningSpace space, gpuforecast::Candidate prototype, gpuforecast::Budget budget) {
   gpuforecast::AnySurrogate surrogate(PredictsOnly{});
-  gpuforecast::SelectiveModel model(DecidesWrongType{});
+  gpuforecast::AnySelectivePredictor model(DecidesWrongType{});
   gpuforecast::SearchContext context(space, prototype, MeasuresNothing{}, budget);
 }

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "compose/selective_model_spec.hpp"
+#include "compose/search_model.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "llm/llm_selective.hpp"
@@ -127,8 +127,8 @@ TEST_CASE("a replayed surrogate search with --surrogate llm asks the LLM and rep
   }
   SECTION("without an endpoint the model is refused with the variables to set") {
     ::unsetenv("GPUFORECAST_LLM_BASE_URL");
-    CHECK_THROWS_WITH(make_selective_model({.online_surrogate = "llm"}), Contains("GPUFORECAST_LLM_BASE_URL"));
-    CHECK_THROWS_WITH(make_selective_model({.model_path = "x.model", .online_surrogate = "llm"}),
+    CHECK_THROWS_WITH(make_search_model({.online_surrogate = "llm"}), Contains("GPUFORECAST_LLM_BASE_URL"));
+    CHECK_THROWS_WITH(make_search_model({.model_path = "x.model", .online_surrogate = "llm"}),
                       Contains("no pre-trained model"));
   }
   ::unsetenv("GPUFORECAST_LLM_BASE_URL");

@@ -211,7 +211,7 @@ TEST_CASE("screened evolution measures the children a model ranks best", "[searc
     e.replay().data = data;
     e.strategy = "genetic";
     e.settings.options = {{"variant", variant}, {"children_per_measurement", children}};
-    e.settings.model_factory = [&] { return SelectiveModel(StoredTimes{data}); };
+    e.settings.model_factory = [&] { return AnySelectivePredictor(StoredTimes{data}); };
     e.budget = 60;
     e.seeds = 1;
     e.first_seed = 3;
@@ -234,7 +234,7 @@ TEST_CASE("screened evolution measures the children a model ranks best", "[searc
   e.replay().data = data;
   e.strategy = "genetic";
   e.settings.options = {{"children_per_measurement", "4"}, {"screen", "true"}};
-  e.settings.model_factory = [&] { return SelectiveModel(StoredTimes{data}); };
+  e.settings.model_factory = [&] { return AnySelectivePredictor(StoredTimes{data}); };
   e.budget = 30;
   e.seeds = 1;
   e.replay().workers = 2;

@@ -16,7 +16,8 @@
 #include "gpuforecast/runtime/replay_benchmarker.hpp"
 #include "gpuforecast/search/search_context.hpp"
 #include "gpuforecast/run/strategy_registry.hpp"
-#include "compose/selective_model_spec.hpp"
+#include "compose/model_impl.hpp"
+#include "compose/search_model.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
 #include "synthetic.hpp"
@@ -221,7 +222,7 @@ TEST_CASE("with a pre-trained model the search starts from its best forecasts, f
   e.strategy = "surrogate";
   e.budget = 20;
   e.seeds = 2;
-  e.settings.model_factory = [&base] { return make_selective_model({.pretrained = base, .online_surrogate = "knn", .seed = 1}); };
+  e.settings.model_factory = [&base] { return make_search_model({.pretrained = make_model(base, std::nullopt), .online_surrogate = "knn", .seed = 1}); };
   const auto result = gpuforecast::run(e);
   for (const auto& run : result.runs) {
     const auto design = first_configs(run.trace, 15);

@@ -43,7 +43,7 @@ concept SearchStrategy = requires(T t, SearchContext& ctx) {
 // Readable checks of a user's type against the concepts above (as ensmallen's
 // static_checks.hpp): one static_assert per requirement, so that a wrong type is told which
 // member it lacks instead of receiving the compiler's "constraints not satisfied" dump. The
-// type-erasing wrappers (AnySurrogate, SelectiveModel, SearchContext) call them; a user can too:
+// type-erasing wrappers (AnySurrogate, AnySelectivePredictor, SearchContext) call them; a user can too:
 //   static_assert(gpuforecast::check_surrogate<MySurrogate>());
 // A requirement whose member is missing gets only the "needs" message, not the return-type one.
 template <class S>

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/stats/screening.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -43,7 +43,7 @@ struct StrategySettings {
   std::string model_path;
   std::string surrogate = "default";
   // Alternative to model_path for programs that hold a model in memory: called once per run.
-  std::function<SelectiveModel()> model_factory;
+  std::function<AnySelectivePredictor()> model_factory;
   // Surrogate-filtered search with screening: calibration measurements held in memory (instead
   // of the screen_calibration file option).
   std::shared_ptr<const std::vector<Observation>> screening_calibration;

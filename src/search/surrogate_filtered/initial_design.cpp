@@ -51,7 +51,7 @@ double spread_distance(const Indexer& ix, const std::vector<std::size_t>& a, con
 
 // The forecast best of the pool that differ pairwise in min_distance parameters, relaxing the
 // distance one step at a time while fewer than n do.
-std::vector<Config> forecast_best_spread(const SearchContext& ctx, SelectiveModel& model, const std::vector<Config>& pool,
+std::vector<Config> forecast_best_spread(const SearchContext& ctx, AnySelectivePredictor& model, const std::vector<Config>& pool,
                                          const std::vector<std::vector<std::size_t>>& genes, std::size_t n,
                                          std::size_t min_distance) {
   std::vector<Candidate> candidates;
@@ -99,7 +99,7 @@ std::vector<Config> maximin_spread(const Indexer& ix, const std::vector<Config>&
 
 }  // namespace
 
-std::vector<Config> choose_initial_design(const SearchContext& ctx, SelectiveModel& model,
+std::vector<Config> choose_initial_design(const SearchContext& ctx, AnySelectivePredictor& model,
                                           const InitialDesignOptions& options, std::uint64_t pool_seed) {
   const std::size_t n = std::min(options.samples, ctx.remaining());
   const auto pool = sample_valid(ctx.space(), std::max<std::size_t>(n, n * options.pool_factor), pool_seed);

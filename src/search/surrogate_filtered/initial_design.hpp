@@ -11,7 +11,7 @@
 
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/export.hpp"
 
 namespace gpuforecast GPUFORECAST_API {
@@ -29,7 +29,7 @@ struct InitialDesignOptions {
 [[nodiscard]] const OptionsTable<InitialDesignOptions>& initial_design_options_table();
 
 // At most min(samples, ctx.remaining()) configurations; the pool is drawn with `pool_seed`.
-[[nodiscard]] std::vector<Config> choose_initial_design(const SearchContext& ctx, SelectiveModel& model,
+[[nodiscard]] std::vector<Config> choose_initial_design(const SearchContext& ctx, AnySelectivePredictor& model,
                                                         const InitialDesignOptions& options, std::uint64_t pool_seed);
 
 }  // namespace gpuforecast

@@ -96,7 +96,7 @@ RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::m
         "screening: screen_rehearsal and screen_calibration are two calibrations of the same rule: give one");
 }
 
-std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, SelectiveModel& model,
+std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, AnySelectivePredictor& model,
                                                                    double incumbent_ms) {
   if (!m_options.calibration) return m_pairs;
   // Forecast by the current model; what the search measured is in its training set and left out.
@@ -114,7 +114,7 @@ std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext
   return pairs;
 }
 
-const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, SelectiveModel& model) {
+const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, AnySelectivePredictor& model) {
   if (!ctx.best()) return m_rule;
   // A rehearsal's rule holds for every round; the others change with the incumbent, the model
   // and the pairs, all of which change only when a measurement lands.
@@ -131,7 +131,7 @@ bool RoundScreening::skips(const Decision& d, double incumbent_ms) const {
   return usable_forecast(d) && m_rule.skip(d.forecast.median_ms, incumbent_ms);
 }
 
-std::size_t RoundScreening::screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals,
+std::size_t RoundScreening::screen(SearchContext& ctx, AnySelectivePredictor& model, Proposals& proposals,
                                          std::vector<Decision>& decisions, std::size_t keep) {
   if (!enabled() || !ctx.best()) return 0;
   if (decisions.size() != proposals.configs.size())

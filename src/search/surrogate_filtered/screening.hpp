@@ -47,7 +47,7 @@
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/options_table.hpp"
-#include "gpuforecast/core/selective_model.hpp"
+#include "gpuforecast/core/any_selective_predictor.hpp"
 #include "search/surrogate_filtered/proposals.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -84,7 +84,7 @@ class RoundScreening {
 
   // The rule of this round (the last one when nothing was measured since), certified on the
   // calibration of `calibration_pairs`.
-  const ScreeningRule& certify_round(const SearchContext& ctx, SelectiveModel& model);
+  const ScreeningRule& certify_round(const SearchContext& ctx, AnySelectivePredictor& model);
   // Whether the last certified rule skips a candidate so decided against `incumbent_ms` (a
   // decision without a usable forecast is never skipped).
   [[nodiscard]] bool skips(const Decision& decision, double incumbent_ms) const;
@@ -94,7 +94,7 @@ class RoundScreening {
   // survive), so the budget is still spent. Nothing is dropped, and nothing reported, when
   // screening is off or nothing has been measured yet.
   // With offline calibration, `model` forecasts the calibration measurements.
-  std::size_t screen(SearchContext& ctx, SelectiveModel& model, Proposals& proposals, std::vector<Decision>& decisions,
+  std::size_t screen(SearchContext& ctx, AnySelectivePredictor& model, Proposals& proposals, std::vector<Decision>& decisions,
                      std::size_t keep);
   // Remembers the forecasts of the round's picks, made against `incumbent_ms`.
   void remember(std::span<const Config> picks, const Proposals& proposals, std::span<const Decision> decisions,
@@ -108,7 +108,7 @@ class RoundScreening {
 
  private:
   // The pairs the round's rule is calibrated on.
-  std::vector<ScreeningPair> calibration_pairs(const SearchContext& ctx, SelectiveModel& model, double incumbent_ms);
+  std::vector<ScreeningPair> calibration_pairs(const SearchContext& ctx, AnySelectivePredictor& model, double incumbent_ms);
   ScreeningStageOptions m_options;
   struct Pending {
     double forecast_ms;

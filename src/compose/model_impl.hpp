@@ -9,8 +9,9 @@
 #include "calibration/selective_calibrator.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/export.hpp"
 
-namespace gpuforecast {
+namespace gpuforecast GPUFORECAST_API {
 
 struct Model::Impl {
   AnySurrogate surrogate;
@@ -25,12 +26,6 @@ struct Model::Impl {
 
 // The surrogate's forecasts of `candidates`, one each (error otherwise: a surrogate's bug).
 [[nodiscard]] std::vector<Forecast> predict_all(const Model::Impl& model, std::span<const Candidate> candidates);
-
-// What every forecast() is: check_candidates, predict_all, then the calibrator's decision per
-// row (with the reference's runtime when given: the speedup-bin probabilities), or defer when
-// the model is not calibrated.
-[[nodiscard]] std::vector<Decision> decide(const Model& model, std::span<const Candidate> candidates,
-                                           const TuningSpace* space, std::optional<double> reference_ms);
 
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
 [[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator,

@@ -1,12 +1,19 @@
 #pragma once
-// A SelectivePredictor as the surrogate-filtered search uses it, chosen at run time: decide()
-// plus two optional hooks found by requires-expressions (STYLE 5.5):
+// Any SelectivePredictor, chosen at run time, as a search uses it (a Model, a Model learning
+// online, a language model, a type of your own): decide() plus two optional hooks found by
+// requires-expressions (STYLE 5.5):
 //   void update(std::span<const Observation>)  learn from the round's new measurements
 //   bool ready() const                          false while it cannot forecast yet (an online
 //                                               model that has seen too little); default true
+// and, by name, the search-model kinds that are predictors of their own rather than a surrogate
+// learned online: the LLM registers "llm"; users register theirs the same way.
 #include <concepts>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/concepts.hpp"
@@ -14,16 +21,16 @@
 
 namespace gpuforecast GPUFORECAST_API {
 
-class SelectiveModel {
+class AnySelectivePredictor {
  public:
-  SelectiveModel() = default;
+  AnySelectivePredictor() = default;
   template <SelectivePredictor P>
-  SelectiveModel(P predictor) : m_self(std::make_shared<Model<P>>(std::move(predictor))) {}  // NOLINT: implicit
+  AnySelectivePredictor(P predictor) : m_self(std::make_shared<Holder<P>>(std::move(predictor))) {}  // NOLINT: implicit
   // Any other type stops here with a readable message (core/concepts.hpp). Explicit, so it
   // never takes part in implicit conversions.
   template <class P>
-    requires(!SelectivePredictor<P> && !std::same_as<P, SelectiveModel>)
-  explicit SelectiveModel(P) {
+    requires(!SelectivePredictor<P> && !std::same_as<P, AnySelectivePredictor>)
+  explicit AnySelectivePredictor(P) {
     check_selective_predictor<P>();
   }
 
@@ -40,8 +47,8 @@ class SelectiveModel {
     virtual bool ready() const = 0;
   };
   template <class P>
-  struct Model final : Concept {
-    explicit Model(P p) : value(std::move(p)) {}
+  struct Holder final : Concept {
+    explicit Holder(P p) : value(std::move(p)) {}
     std::vector<Decision> decide(std::span<const Candidate> c) override { return value.decide(c); }
     void update(std::span<const Observation> o) override {
       if constexpr (requires { value.update(o); }) value.update(o);
@@ -55,6 +62,16 @@ class SelectiveModel {
   std::shared_ptr<Concept> m_self;  // a search owns its model: copies share it
 };
 
-static_assert(SelectivePredictor<SelectiveModel>);
+static_assert(SelectivePredictor<AnySelectivePredictor>);
+
+// A search-model kind: a fresh predictor for one search, every random choice seeded.
+using SearchModelFactory = std::function<AnySelectivePredictor(std::uint64_t seed)>;
+
+// Thread-safe. Throws invalid_argument_error (naming the kind) for an empty name, a name taken
+// already, or an empty factory. A search asks for a kind by the name it was registered with
+// (search --surrogate NAME, Plan's model settings).
+void register_search_model_kind(std::string name, SearchModelFactory make);
+// The factory registered as `name`, nullptr when none is.
+[[nodiscard]] const SearchModelFactory* find_search_model_kind(std::string_view name);
 
 }  // namespace gpuforecast

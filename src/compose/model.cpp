@@ -1,0 +1,116 @@
+// A Model: a surrogate, its calibration and what it was trained on, loaded from a model file or
+// made from parts; Model::decide is forecast()'s one path.
+#include "compose/model_impl.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/model_bundle.hpp"
+#include "core/parameter_check.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
+
+namespace gpuforecast {
+
+const Model::Impl& Model::impl() const {
+  if (!m_impl) throw invalid_argument_error("empty gpuforecast::Model: load one with gpuforecast::load(path)");
+  return *m_impl;
+}
+
+const ModelInfo& Model::info() const { return impl().info; }
+
+namespace {
+ModelInfo describe(const AnySurrogate& s, const std::optional<SelectiveCalibrator>& c, std::string path) {
+  ModelInfo info;
+  info.path = std::move(path);
+  info.surrogate_kind = s.kind();
+  info.calibrated = c.has_value();
+  if (c) {
+    info.alpha = c->options().alpha;
+    info.risk_alpha = c->options().risk_alpha;
+    info.delta = c->options().delta;
+    info.acceptance_rate = c->deferral().coverage;
+    info.calibration = c->describe();
+  } else {
+    info.calibration = "not calibrated: every decision defers (run gpuforecast calibrate)";
+  }
+  return info;
+}
+
+Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path,
+            const TrainingSummary& trained) {
+  if (surrogate.empty()) throw invalid_argument_error("a model needs a surrogate");
+  auto impl = std::make_shared<Model::Impl>();
+  impl->info = describe(surrogate, calibrator, std::move(path));
+  impl->info.kernels = trained.kernels;
+  impl->info.devices = trained.devices;
+  impl->info.training_observations = trained.observations;
+  impl->info.parameters = trained.schemas;
+  impl->surrogate = std::move(surrogate);
+  impl->calibrator = std::move(calibrator);
+  return Model(std::move(impl));
+}
+}  // namespace
+
+Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path) {
+  return build(std::move(surrogate), std::move(calibrator), std::move(path), {});
+}
+
+Model load(const std::string& path) {
+  const ModelFile file = read_model_file(path);
+  AnySurrogate s = surrogate_from(file, path);
+  auto c = calibration_from(file, path);
+  return build(std::move(s), std::move(c), path, training_summary_from(file, path));
+}
+
+std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const Candidate> candidates,
+                                          const TuningSpace* space) {
+  const auto& kernels = m.info.kernels;
+  const auto& schemas = m.info.parameters;
+  std::vector<std::string> notes(candidates.size());
+  detail::NameMatch match;
+  const KernelSchema* schema = nullptr;
+  const std::string* kernel = nullptr;  // the kernel `schema` was looked up for
+  for (std::size_t row = 0; row < candidates.size(); ++row) {
+    const Candidate& c = candidates[row];
+    if (!kernel || *kernel != c.kernel) {
+      kernel = &c.kernel;
+      const auto it = std::find_if(schemas.begin(), schemas.end(), [&](const KernelSchema& k) { return k.kernel == c.kernel; });
+      schema = it == schemas.end() ? nullptr : &*it;
+    }
+    if (space) check_configuration(*space, c.config, row);
+    if (schema) {
+      notes[row] = detail::check_configuration(*schema, c.config, row, match);
+    } else if (!kernels.empty() && std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) {
+      std::string trained;
+      for (const auto& k : kernels) trained += (trained.empty() ? "" : ", ") + k;
+      notes[row] = fmt::format("kernel \"{}\" never seen in training (trained on {})", c.kernel, trained);
+    }
+  }
+  return notes;
+}
+
+std::vector<Forecast> predict_all(const Model::Impl& m, std::span<const Candidate> candidates) {
+  std::vector<Forecast> f = m.surrogate.predict(candidates);
+  if (f.size() != candidates.size())
+    throw error(fmt::format("surrogate {} returned {} forecasts for {} candidate{}", m.surrogate.kind(), f.size(),
+                            candidates.size(), candidates.size() == 1 ? "" : "s"));
+  return f;
+}
+
+std::vector<Decision> Model::decide(std::span<const Candidate> candidates, const TuningSpace* space,
+                                   std::optional<double> reference_ms) const {
+  if (reference_ms && !(std::isfinite(*reference_ms) && *reference_ms > 0))
+    throw invalid_argument_error(fmt::format("reference_ms must be a positive runtime, got {}", *reference_ms));
+  const Impl& m = impl();
+  std::vector<std::string> notes = check_candidates(m, candidates, space);
+  const std::vector<Forecast> f = predict_all(m, candidates);
+  std::vector<Decision> out = decide_all(m.calibrator ? &*m.calibrator : nullptr, candidates, f, reference_ms,
+                                         "model is not calibrated (run gpuforecast calibrate): measure");
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].extrapolation = std::move(notes[i]);
+  return out;
+}
+
+}  // namespace gpuforecast
