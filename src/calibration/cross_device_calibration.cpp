@@ -18,16 +18,12 @@ namespace {
 
 constexpr std::size_t never = static_cast<std::size_t>(-1);
 
-bool needs_reference(const CalibrationOptions& o) {
-  return o.loss == DeferralLoss::wrong_bin || o.confidence == ConfidenceScore::top_bin_probability;
-}
-
 void check_options(const CrossDeviceOptions& o) {
   if (o.samples > 0 && o.samples < 3)
     throw invalid_argument_error(fmt::format(
         "cross-device calibration: {} measurements of the new device are too few to fit a correction (0, or at least 3)",
         o.samples));
-  if (o.samples == 0 && needs_reference(o.calibration))
+  if (o.samples == 0 && o.calibration.needs_reference())
     throw invalid_argument_error(
         "cross-device calibration: the wrong_bin loss and the top-bin confidence need a measured reference, so K >= 3");
   if (!(o.check_max_loss >= 0 && o.check_max_loss <= 1))
@@ -55,7 +51,7 @@ DeviceSample learn_from_samples(std::span<const Forecast> forecasts, std::span<c
   DeviceSample s;
   if (forecasts.empty()) return s;
   s.correction = fit_forecast_correction(forecasts, observed_ms, o.fit_slope);
-  if (needs_reference(o.calibration)) s.reference_ms = *std::min_element(observed_ms.begin(), observed_ms.end());
+  if (o.calibration.needs_reference()) s.reference_ms = *std::min_element(observed_ms.begin(), observed_ms.end());
   return s;
 }
 

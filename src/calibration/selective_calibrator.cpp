@@ -36,10 +36,6 @@ void check_options(const CalibrationOptions& o) {
   if (!(o.reference_ms >= 0) || !std::isfinite(o.reference_ms))
     throw invalid_argument_error(fmt::format("reference runtime must be 0 (random peers) or positive, got {} ms", o.reference_ms));
 }
-
-bool needs_reference(const CalibrationOptions& o) {
-  return o.loss == DeferralLoss::wrong_bin || o.confidence == ConfidenceScore::top_bin_probability;
-}
 }  // namespace
 
 SelectiveCalibrator SelectiveCalibrator::fit(std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
@@ -83,7 +79,7 @@ SelectiveCalibrator SelectiveCalibrator::fit(std::span<const Candidate> candidat
 
   // References for the bin loss/score: another calibration point of the same kernel and device.
   std::map<std::string, std::vector<std::size_t>> by_space;
-  if (needs_reference(o))
+  if (o.needs_reference())
     for (auto i : ltt_idx) by_space[group_key(GroupBy::kernel_and_device, candidates[i])].push_back(i);
   std::vector<double> conf, loss;
   conf.reserve(ltt_idx.size());
@@ -92,7 +88,7 @@ SelectiveCalibrator SelectiveCalibrator::fit(std::span<const Candidate> candidat
     Forecast f = forecasts[i];
     const Interval iv = c.m_conformal.interval(candidates[i], f);
     std::optional<double> ref;
-    if (needs_reference(o)) {
+    if (o.needs_reference()) {
       if (o.reference_ms > 0) {
         ref = o.reference_ms;
       } else {

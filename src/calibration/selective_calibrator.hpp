@@ -50,6 +50,11 @@ struct CalibrationOptions {
   // (ms) for every calibration point, instead of a random other point of the same space; then
   // decide() uses it too when no reference is given. 0: random peers.
   double reference_ms = 0;
+
+  // The wrong_bin loss and the top-bin confidence judge a forecast against a reference runtime.
+  [[nodiscard]] bool needs_reference() const noexcept {
+    return loss == DeferralLoss::wrong_bin || confidence == ConfidenceScore::top_bin_probability;
+  }
 };
 
 // A monotone correction of a forecast in log-runtime, log t = offset + slope * log t_hat: what a
