@@ -72,5 +72,4 @@ static_assert(SelectivePredictor<OnlineSelective>);
 // Calibration settings for searches: intervals at 80%, deferral at risk 0.2.
 [[nodiscard]] CalibrationOptions search_calibration_options(std::uint64_t seed);
 
-
 }  // namespace gpuforecast::detail::compose
