@@ -248,10 +248,10 @@ CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, co
   return rule;
 }
 
-SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
-                                    std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
-                                    std::span<const double> observed_ms, std::span<const Candidate> space,
-                                    std::span<const Forecast> space_forecasts) {
+NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                     std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
+                                     std::span<const double> observed_ms, std::span<const Candidate> space,
+                                     std::span<const Forecast> space_forecasts) {
   const CrossDeviceOptions& o = rule.options;
   if (candidates.size() != o.samples || forecasts.size() != o.samples || observed_ms.size() != o.samples)
     throw invalid_argument_error(fmt::format(
@@ -271,7 +271,9 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   const DeviceSample s = learn_from_samples(forecasts, observed_ms, o);
   CalibrationOptions co = o.calibration;
   if (s.reference_ms) co.reference_ms = *s.reference_ms;
-  const bool checked = passes_check(check_loss_share(candidates, forecasts, observed_ms, rule.conformal, o), o);
+  DeviceCheck check;
+  check.loss_share = check_loss_share(candidates, forecasts, observed_ms, rule.conformal, o);
+  check.passed = passes_check(check.loss_share, o);
 
   // The confidence that answers the certified share of the space, scored as decide() will.
   std::vector<double> confidence;
@@ -287,7 +289,7 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   LttResult d;
   d.alpha = co.risk_alpha;
   d.delta = co.delta;
-  d.any_valid = rule.any_valid && checked && answered > 0;
+  d.any_valid = rule.any_valid && check.passed && answered > 0;
   d.threshold = d.any_valid ? confidence[answered - 1] : std::numeric_limits<double>::infinity();
   d.coverage = d.any_valid ? rule.share : 0;
   std::size_t losses = 0;
@@ -300,15 +302,7 @@ SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::stri
   d.risk_upper_bound = binomial_upper_bound(losses, d.accepted, co.delta);
   SelectiveCalibrator c = SelectiveCalibrator::from_parts(co, rule.conformal, std::move(d));
   c.restrict_to_device(DeviceScope{device, s.correction, o.samples});
-  return c;
-}
-
-DeviceCheck check_new_device(const CrossDeviceRule& rule, std::span<const Candidate> candidates,
-                             std::span<const Forecast> forecasts, std::span<const double> observed_ms) {
-  DeviceCheck c;
-  c.loss_share = check_loss_share(candidates, forecasts, observed_ms, rule.conformal, rule.options);
-  c.passed = passes_check(c.loss_share, rule.options);
-  return c;
+  return {std::move(c), check};
 }
 
 std::string CrossDeviceRule::describe() const {

@@ -63,8 +63,8 @@ struct CrossDeviceOptions {
   std::size_t check_min_samples = 8;
 };
 
-// The check alone for a new GPU's K measurements: the share of them lost when left out, and
-// whether that passes (adapt_with_rule answers nothing otherwise).
+// The check a new GPU's K measurements make: the share of them lost when each is left out, and
+// whether that passes (a GPU that fails answers nothing).
 struct DeviceCheck {
   double loss_share = 0;
   bool passed = true;
@@ -108,21 +108,25 @@ struct CrossDeviceRule {
 [[nodiscard]] CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices,
                                                   const CrossDeviceOptions& options = {});
 
-// The check of a new GPU's K measurements under the rule (as adapt_with_rule makes it).
-[[nodiscard]] DeviceCheck check_new_device(const CrossDeviceRule& rule, std::span<const Candidate> candidates,
-                                           std::span<const Forecast> forecasts, std::span<const double> observed_ms);
+// What a new GPU gets from the rule: its calibration, and the check its K measurements made
+// (a failed check answers nothing, and says why).
+struct NewDeviceCalibration {
+  SelectiveCalibrator calibrator;
+  DeviceCheck check;
+};
 
 // The new GPU's calibration: its K measurements (exactly options.samples, all of `device`) fit
-// the correction and the reference, and must pass the check; the rule's intervals decide, with the confidence threshold
-// that answers the certified share of `space`, the configurations of the new GPU to be decided
-// (forecasts only, nothing measured; the K among them or not). Forecasts of other devices are
-// deferred (as adapt_to_device's calibrations do). Throws invalid_argument_error for a K other
-// than the rule's, a measurement or configuration of another device, or an empty space.
-[[nodiscard]] SelectiveCalibrator adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
-                                                  std::span<const Candidate> candidates,
-                                                  std::span<const Forecast> forecasts,
-                                                  std::span<const double> observed_ms,
-                                                  std::span<const Candidate> space,
-                                                  std::span<const Forecast> space_forecasts);
+// the correction and the reference, and must pass the check; the rule's intervals decide, with
+// the confidence threshold that answers the certified share of `space`, the configurations of the
+// new GPU to be decided (forecasts only, nothing measured; the K among them or not). Forecasts of
+// other devices are deferred (as adapt_to_device's calibrations do). Throws
+// invalid_argument_error for a K other than the rule's, a measurement or configuration of another
+// device, or an empty space.
+[[nodiscard]] NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                                   std::span<const Candidate> candidates,
+                                                   std::span<const Forecast> forecasts,
+                                                   std::span<const double> observed_ms,
+                                                   std::span<const Candidate> space,
+                                                   std::span<const Forecast> space_forecasts);
 
 }  // namespace gpuforecast

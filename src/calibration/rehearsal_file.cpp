@@ -184,8 +184,10 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
   const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
   const auto forecasts = surrogate.predict(cands);
   const DrawnRuns k = drawn_runs(d.runs, forecasts, order, options.samples);
-  out.check = check_new_device(out.rule, k.candidates, k.forecasts, k.times);
-  a.calibration.calibrator = adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
+  NewDeviceCalibration adapted =
+      adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
+  out.check = adapted.check;
+  a.calibration.calibrator = std::move(adapted.calibrator);
   a.calibration.measurements = options.samples;
   const SelectiveCalibrator& cal = a.calibration.calibrator;
   judge_held_out(cal, d.runs, forecasts, order, options.samples, a);

@@ -91,7 +91,8 @@ TEST_CASE("cross-device rule on real spaces: each GPU in turn is new, the risk b
       const auto& g = target.gpu;
       const auto k = std::span(g.candidates).first(30);
       const auto cal = adapt_with_rule(rule, g.candidates.front().device->name, k, std::span(g.forecasts).first(30),
-                                       std::span(g.observed_ms).first(30), g.candidates, g.forecasts);
+                                       std::span(g.observed_ms).first(30), g.candidates, g.forecasts)
+                           .calibrator;
       std::size_t answered = 0, losses = 0;
       const auto ref = cal.options().reference_ms;
       for (std::size_t i = 30; i < g.candidates.size(); ++i) {

@@ -122,10 +122,9 @@ TEST_CASE("cross-device rule: a GPU whose own K measurements fail the check answ
   const auto c = std::span(target.candidates).first(10);
   const auto f = std::span(target.forecasts).first(10);
   const auto t = std::span(target.observed_ms).first(10);
-  const DeviceCheck check = check_new_device(rule, c, f, t);
+  const auto [cal, check] = adapt_with_rule(rule, "new", c, f, t, target.candidates, target.forecasts);
   CHECK_FALSE(check.passed);
   CHECK(check.loss_share > 0.5);
-  const auto cal = adapt_with_rule(rule, "new", c, f, t, target.candidates, target.forecasts);
   for (std::size_t i = 10; i < 60; ++i) CHECK(cal.decide(target.candidates[i], target.forecasts[i]).defer);
   CrossDeviceOptions bad = relative_error_options(10);
   bad.check_max_loss = 1.5;
@@ -138,7 +137,7 @@ TEST_CASE("cross-device rule: too few rehearsal GPUs for delta defer everything,
   CHECK_FALSE(rule.any_valid);
   CHECK_THAT(rule.describe(), Contains("8 GPUs are too few for delta 0.1 (need 9)"));
   const auto target = synthetic_gpu("new");
-  const auto cal = adapt_with_rule(rule, "new", {}, {}, {}, target.candidates, target.forecasts);
+  const auto cal = adapt_with_rule(rule, "new", {}, {}, {}, target.candidates, target.forecasts).calibrator;
   for (std::size_t i = 0; i < 20; ++i) CHECK(cal.decide(target.candidates[i], target.forecasts[i]).defer);
 }
 
@@ -153,8 +152,10 @@ TEST_CASE("cross-device calibration: the new GPU answers the certified share of 
   auto target = synthetic_gpu("new");
   for (auto& t : target.observed_ms) t *= 1.5;
   const auto k = std::span(target.candidates).first(10);
-  const auto cal = adapt_with_rule(rule, "new", k, std::span(target.forecasts).first(10),
-                                   std::span(target.observed_ms).first(10), target.candidates, target.forecasts);
+  const auto [cal, check] = adapt_with_rule(rule, "new", k, std::span(target.forecasts).first(10),
+                                            std::span(target.observed_ms).first(10), target.candidates,
+                                            target.forecasts);
+  CHECK(check.passed);
   REQUIRE(cal.device_scope());
   const Forecast corrected = cal.device_scope()->correction.apply(target.forecasts[100]);
   CHECK(corrected.median_ms == Approx(1.5 * target.forecasts[100].median_ms).epsilon(0.05));
