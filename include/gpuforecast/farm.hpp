@@ -69,7 +69,7 @@ struct FarmRankReport {
 struct FarmRankLost {
   FarmRankReport rank;
   std::optional<Config> held;  // the candidate it held, if any
-  std::string went;            // "requeued" (to another rank), "failed" (lost on max_attempts ranks), ""
+  HeldWork went = HeldWork::none;  // requeued (to another rank), failed (lost on max_attempts ranks)
 };
 
 class FarmCoordinator {

@@ -93,15 +93,15 @@ struct FarmCoordinator::Impl {
     });
   }
 
-  void lose(Worker& w, std::string reason, const Job* held = nullptr, std::string went = {}) {
+  void lose(Worker& w, std::string reason, const Job* held = nullptr, HeldWork went = HeldWork::none) {
     w.report.lost = true;
     w.report.reason = std::move(reason);
     w.ready = false;
     detail::farm::note_rank_lost();
     fmt::print(stderr, "farm: rank {} lost: {}{}\n", w.report.rank, w.report.reason,
-               held ? fmt::format(" (its candidate {})", went == "failed" ? "failed" : "went to another rank") : "");
+               held ? fmt::format(" (its candidate {})", went == HeldWork::failed ? "failed" : "went to another rank") : "");
     if (lost_hook)
-      lost_hook(FarmRankLost{w.report, held ? std::optional<Config>(held->candidate.config) : std::nullopt, std::move(went)});
+      lost_hook(FarmRankLost{w.report, held ? std::optional<Config>(held->candidate.config) : std::nullopt, went});
   }
 
   void handle_hello(Worker& w, const std::string& body) {
@@ -232,7 +232,7 @@ struct FarmCoordinator::Impl {
       Job& job = jobs.at(id);
       const bool gives_up = job.attempts >= options.max_attempts;
       lose(w, fmt::format("no heartbeat for {} s while measuring", options.heartbeat_timeout_s), &job,
-           gives_up ? "failed" : "requeued");
+           gives_up ? HeldWork::failed : HeldWork::requeued);
       job.reasons += fmt::format("{}rank {}: {}", job.reasons.empty() ? "" : "; ", w.report.rank, w.report.reason);
       if (gives_up)
         fail(id, fmt::format("farm: lost on {} ranks ({})", job.attempts, job.reasons));

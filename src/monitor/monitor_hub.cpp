@@ -394,9 +394,9 @@ void RunObserver::on_worker_lost(const SearchWorkerLost& e) {
   std::lock_guard lock(m_hub->mutex);
   RunState& r = m_hub->run(m_run);
   m_hub->ranks_lost.Add({{"run", r.label}}).Increment();
-  const std::string fate = e.went == "requeued" ? ", its candidate went to another rank"
-                           : e.went == "failed" ? ", its candidate failed on every rank tried"
-                                                : "";
+  const std::string fate = e.went == HeldWork::requeued ? ", its candidate went to another rank"
+                           : e.went == HeldWork::failed ? ", its candidate failed on every rank tried"
+                                                        : "";
   r.flagged.push_back({e.index, r.seconds(), "rank_lost", fmt::format("rank {} lost: {}{}", e.worker, e.reason, fate), 1.0});
 }
 

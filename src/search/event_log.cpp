@@ -136,7 +136,7 @@ void EventLog::on_worker_lost(const SearchWorkerLost& e) {
   line["device"] = e.device;
   line["reason"] = e.reason;
   line["held"] = e.held ? config_json(*e.held) : nlohmann::ordered_json(nullptr);
-  line["went"] = e.went.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.went);
+  line["went"] = e.went == HeldWork::none ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(to_string(e.went));
   write_line(s.file, m_path, line);
 }
 

@@ -172,7 +172,8 @@ TEST_CASE("a worker lost on another thread reaches the observers on the search's
     std::vector<std::string>* seen;
     void on_measured(const SearchMeasured& e) { seen->push_back("measured " + std::to_string(e.index)); }
     void on_worker_lost(const SearchWorkerLost& l) {
-      seen->push_back("lost rank " + std::to_string(l.worker) + " at " + std::to_string(l.index) + " " + l.went);
+      seen->push_back("lost rank " + std::to_string(l.worker) + " at " + std::to_string(l.index) + " " +
+                      std::string(to_string(l.went)));
     }
   };
   test::CountingBenchmarker bench;
@@ -182,11 +183,11 @@ TEST_CASE("a worker lost on another thread reaches the observers on the search's
   const auto& space = ctx.space();
   (void)ctx.evaluate(space.make_config({8, 2, 1}));
   // Reported from the back end's thread while the search waits: nothing is delivered there.
-  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 2, "H200", "no heartbeat", space.make_config({4, 2, 1}), "requeued"}); })
+  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 2, "H200", "no heartbeat", space.make_config({4, 2, 1}), HeldWork::requeued}); })
       .join();
   CHECK(seen == std::vector<std::string>{"measured 1"});
   (void)ctx.evaluate(space.make_config({4, 2, 1}));
-  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 3, "H200", "no hello", std::nullopt, ""}); }).join();
+  std::thread([&] { ctx.report_worker_lost(SearchWorkerLost{0, 3, "H200", "no hello", std::nullopt, HeldWork::none}); }).join();
   ctx.finish();  // what is left is delivered before the end
   CHECK(seen == std::vector<std::string>{"measured 1", "lost rank 2 at 1 requeued", "measured 2", "lost rank 3 at 2 "});
 }

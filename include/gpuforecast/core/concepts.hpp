@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/candidate.hpp"
@@ -98,6 +99,14 @@ struct Landed {
   std::uint64_t ticket = 0;
   Measurement measurement;
 };
+
+// What became of the candidate a lost worker was measuring: none was held, it went back to be
+// measured by another worker, or it failed (lost on as many workers as it may be tried on).
+enum class HeldWork { none, requeued, failed };
+// "requeued", "failed", "" for none (the event log's `went`).
+[[nodiscard]] constexpr std::string_view to_string(HeldWork w) noexcept {
+  return w == HeldWork::requeued ? "requeued" : w == HeldWork::failed ? "failed" : "";
+}
 
 // workers(): measurements that can run at once now (it may shrink as workers are lost; 0: none
 //            left, and submitted candidates come back failed with the reason).

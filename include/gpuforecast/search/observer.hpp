@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "gpuforecast/core/candidate.hpp"
+#include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/config.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/core/measurement.hpp"
@@ -100,8 +101,8 @@ struct SearchWorkerLost {
   std::string device;          // what the worker said it measures on
   std::string reason;          // "no heartbeat for 10 s while measuring"
   std::optional<Config> held;  // the candidate it was measuring, if any
-  std::string went;            // held's fate: "requeued" (another worker measures it), "failed" (lost on
-                               // every attempt), "" when it held none
+  HeldWork went = HeldWork::none;  // held's fate: requeued (another worker measures it), failed (lost on
+                                  // every attempt)
 };
 
 
