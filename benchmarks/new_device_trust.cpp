@@ -261,8 +261,8 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
         co.calibration = calibration_options(a, loss, seed);
         const CrossDeviceRule rule = rehearse_new_device(rehearsal, co);
         if (a.explain && seed == 1) explain(rule);
-        judge(adapt_with_rule(rule, t.candidates.front().device->name, d.kc, d.kf, d.kt, t.candidates, tf).calibrator, t,
-              tf, d, a.alpha, cross);
+        const auto adapted = adapt_with_rule(rule, t.candidates.front().device->name, d.kc, d.kf, d.kt, t.candidates, tf);
+        judge(adapted.calibrator, t, tf, d, a.alpha, cross);
         if (k >= 10) {
           DeviceAdaptationOptions o;
           o.adapt_fraction = a.adapt_fraction;

@@ -98,8 +98,9 @@ struct FarmCoordinator::Impl {
     w.report.reason = std::move(reason);
     w.ready = false;
     detail::farm::note_rank_lost();
+    const char* fate = went == HeldWork::failed ? "failed" : "went to another rank";
     fmt::print(stderr, "farm: rank {} lost: {}{}\n", w.report.rank, w.report.reason,
-               held ? fmt::format(" (its candidate {})", went == HeldWork::failed ? "failed" : "went to another rank") : "");
+               held ? fmt::format(" (its candidate {})", fate) : "");
     if (lost_hook)
       lost_hook(FarmRankLost{w.report, held ? std::optional<Config>(held->candidate.config) : std::nullopt, went});
   }

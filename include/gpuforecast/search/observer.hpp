@@ -101,8 +101,8 @@ struct SearchWorkerLost {
   std::string device;          // what the worker said it measures on
   std::string reason;          // "no heartbeat for 10 s while measuring"
   std::optional<Config> held;  // the candidate it was measuring, if any
-  HeldWork went = HeldWork::none;  // held's fate: requeued (another worker measures it), failed (lost on
-                                  // every attempt)
+  HeldWork went = HeldWork::none;  // held's fate: requeued (another worker measures it), failed (lost
+                                   // on every attempt)
 };
 
 
