@@ -17,7 +17,8 @@
 //
 //   anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]
 //             [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]
-//             [--repeat-level 0.01] [--repeat-min-rise 0.05] [--sentinel-repeats 20] [--json]
+//             [--repeat-level 0.01] [--repeat-min-rise 0.05] [--repeat-run-length 3] [--sentinel-repeats 20]
+//             [--json]
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +64,8 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: anomalies [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 5] [--budget 200]\n"
       "                 [--outlier-level 0.01] [--slow-device-level 0.005] [--drift-h 8] [--drift-k 0.5]\n"
-      "                 [--repeat-level 0.01] [--repeat-min-rise 0.05] [--sentinel-repeats 20] [--json]\n");
+      "                 [--repeat-level 0.01] [--repeat-min-rise 0.05] [--repeat-run-length 3] [--sentinel-repeats 20]\n"
+      "                 [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
@@ -75,6 +77,7 @@ Args parse(int argc, char** argv) {
       .number("--slow-device-level", a.monitor.slow_device_level)
       .number("--repeat-level", a.monitor.repeat_level)
       .number("--repeat-min-rise", a.monitor.repeat_min_rise)
+      .number("--repeat-run-length", a.monitor.repeat_run_length)
       .number("--sentinel-repeats", a.sentinel_repeats)
       .flag("--json", [&] { a.json = true; });
   if (!args.parse(argc, argv)) std::exit(0);

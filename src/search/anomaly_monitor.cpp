@@ -14,7 +14,9 @@ AnomalyMonitor::AnomalyMonitor(AnomalyMonitorOptions options, std::function<void
       m_slow_device(options.slow_device_level),
       m_repeats(options.repeat_level, options.repeat_min_rise),
       m_drift(options.drift),
-      m_device_drift(options.drift) {}
+      m_device_drift(options.drift) {
+  if (options.repeat_run_length > 0) m_rise_run.emplace(options.repeat_level, options.repeat_run_length);
+}
 
 void AnomalyMonitor::on_forecasted(const SearchForecasted& e) {
   for (std::size_t i = 0; i < e.proposed.size() && i < e.decisions.size(); ++i)
@@ -63,12 +65,32 @@ void AnomalyMonitor::judge_repeats(const SearchMeasured& e) {
   if (!std::isfinite(rise)) return;  // too few repeats to tell
   const double p = m_repeats.p_value(rise);
   const bool flagged = m_repeats.flags(rise, p);
+  const std::size_t history = m_repeats.history();
   m_repeats.learn(rise, flagged);
-  if (!flagged) return;
-  raise({e.index, "repeat_rise", e.config, rise, p,
-         fmt::format("the repeats rose {:.1f}% while the measurement ran (medians before and after), more than all "
-                     "but a share {:.3g} of the {} earlier measurements' rises",
-                     100 * (std::exp(rise) - 1), p, m_repeats.history())});
+  SearchAnomaly a{e.index, "repeat_rise", e.config, rise, p,
+                  fmt::format("the repeats rose {:.1f}% while the measurement ran (medians before and after), more "
+                              "than all but a share {:.3g} of the {} earlier measurements' rises",
+                              100 * (std::exp(rise) - 1), p, history)};
+  if (flagged) raise(a);
+  if (m_rise_run) judge_rise_run(std::move(a), flagged);
+}
+
+// Each measurement of a run is named once, with its own index, when the run is complete: the
+// first ones were judged before anyone could know a run had begun.
+void AnomalyMonitor::judge_rise_run(SearchAnomaly a, bool flagged_alone) {
+  const bool unusual = a.p_value <= m_rise_run->threshold() && a.statistic >= m_options.repeat_min_rise;
+  m_recent_rises.push_back({std::move(a), flagged_alone});
+  if (m_recent_rises.size() > m_rise_run->length()) m_recent_rises.pop_front();
+  if (!m_rise_run->observe(unusual)) return;
+  for (auto& [r, raised] : m_recent_rises) {
+    if (raised) continue;
+    SearchAnomaly in_run = r;
+    in_run.detail = fmt::format("{}; one of {} measurements in a row whose rises were each above all but a share "
+                                "{:.3g} of the earlier ones (a lasting slowdown, not the device's single steps)",
+                                r.detail, m_rise_run->length(), m_rise_run->threshold());
+    raise(std::move(in_run));
+    raised = true;
+  }
 }
 
 void AnomalyMonitor::on_measured(const SearchMeasured& e) {

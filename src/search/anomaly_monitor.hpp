@@ -4,10 +4,12 @@
 // model made of it before it was measured; when the benchmarker times a sentinel with each
 // measurement (Measurement::sentinel_ms), a device slower than before at that measurement and a
 // lasting step of the sentinel; without one, a lasting shift of measured against forecast; and
-// repeats that rose while one measurement ran. A flag
+// repeats that rose while one measurement ran, or in several measurements in a row. A flag
 // never drops or changes a measurement: it is reported beside it (EventLog writes it as an
 // "anomaly" line).
 #include <cstddef>
+#include <deque>
+#include <optional>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -26,6 +28,9 @@ struct AnomalyMonitorOptions {
   StepDriftOptions drift;
   double repeat_level = 0.01;     // RepeatRiseTest's level
   double repeat_min_rise = 0.05;  // and the least rise it flags, in log runtime (~5%)
+  // Rises in this many measurements in a row, each at least repeat_min_rise and unusual at
+  // RunTest's threshold for repeat_level, flag every one of them (0: no run test).
+  std::size_t repeat_run_length = 3;
 };
 
 class AnomalyMonitor {
@@ -43,11 +48,18 @@ class AnomalyMonitor {
   void raise(SearchAnomaly a);
   void judge_device(const SearchMeasured& e);
   void judge_repeats(const SearchMeasured& e);
+  void judge_rise_run(SearchAnomaly a, bool flagged_alone);
   AnomalyMonitorOptions m_options;
   std::function<void(const SearchAnomaly&)> m_on_anomaly;
   SlowOutlierTest m_outliers;
   SlowDeviceTest m_slow_device;
   RepeatRiseTest m_repeats;
+  std::optional<RunTest> m_rise_run;
+  struct JudgedRise {
+    SearchAnomaly anomaly;  // as a run would raise it
+    bool raised = false;
+  };
+  std::deque<JudgedRise> m_recent_rises;  // the last run-length measurements judged for rises
   StepDrift m_drift;         // on measured against forecast, while no sentinel is seen
   StepDrift m_device_drift;  // on the sentinel's median, once measurements carry one
   bool m_seen_sentinel = false;

@@ -138,4 +138,15 @@ void RepeatRiseTest::learn(double rise, bool flagged) {
   else insert_sorted(m_sorted, rise);
 }
 
+RunTest::RunTest(double level, std::size_t length) : m_length(length) {
+  if (!(level > 0 && level < 1)) throw invalid_argument_error(fmt::format("run-test level must lie in (0, 1), got {}", level));
+  if (length < 2) throw invalid_argument_error(fmt::format("a run must be at least 2 measurements long, got {}", length));
+  m_threshold = std::pow(level / static_cast<double>(length), 1.0 / static_cast<double>(length));
+}
+
+bool RunTest::observe(bool unusual) {
+  m_in_a_row = unusual ? m_in_a_row + 1 : 0;
+  return m_in_a_row >= m_length;
+}
+
 }  // namespace gpuforecast

@@ -36,6 +36,14 @@
 //     (a few tenths of a percent on convolution, a fifth of the runtime on pnpoly's 20 us
 //     kernels). On exchangeable measurements the false-flag rate is at most the level; it
 //     needs 1 / level - 1 earlier measurements before it can flag at all.
+//   - RunTest: a run of measurements each unusual, none enough alone (a clock that stays low for
+//     several measurements on a device whose single measurements often step by as much: the
+//     device's habit is judged one at a time, a fault lasts). Flagged when each of the last
+//     `length` p-values is at most (level / length)^(1 / length): for independent p-values a run
+//     ends at a given measurement with probability at most level / length, and flags at most
+//     `length` measurements, so the false flags per measurement stay at the level. Conformal
+//     p-values against one growing reference are not quite independent: benchmarks/anomalies
+//     measures the false flags it really raises.
 #include <cstddef>
 #include <deque>
 #include <utility>
@@ -133,6 +141,21 @@ class RepeatRiseTest {
   std::vector<double> m_sorted;
   std::deque<std::pair<std::size_t, double>> m_held;  // flagged rises, by the count at which they join
   std::size_t m_count = 0;                            // measurements learned
+};
+
+class RunTest {
+ public:
+  explicit RunTest(double level = 0.01, std::size_t length = 3);
+  // Adds one measurement: `unusual` when its p-value is at most threshold() (and whatever else
+  // the caller asks of it, such as a least size). True when the last length() all were.
+  bool observe(bool unusual);
+  [[nodiscard]] double threshold() const noexcept { return m_threshold; }
+  [[nodiscard]] std::size_t length() const noexcept { return m_length; }
+
+ private:
+  std::size_t m_length;
+  double m_threshold;
+  std::size_t m_in_a_row = 0;
 };
 
 }  // namespace gpuforecast

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -97,5 +98,45 @@ TEST_CASE("a steady device raises no device flag, and the sentinel changes no me
     CHECK(a[i].samples_ms == b[i].samples_ms);
     CHECK(b[i].sentinel_ms.empty());
     if (a[i].status != Status::invalid) CHECK(a[i].sentinel_ms.size() == (i == 0 ? 200u : 20u));
+  }
+}
+
+TEST_CASE("rises in several measurements in a row are each flagged once, on a device whose single steps are as large",
+          "[search]") {
+  // 20 repeats a measurement; one in ten measurements steps up 15-40% half-way (the device's
+  // habit, as convolution_milo's RTX A4000 does), then measurements 201-204 each step up 30% (a
+  // clock that stays low).
+  std::bernoulli_distribution habit(0.1);
+  std::uniform_real_distribution<double> habit_step(1.15, 1.4);
+  std::normal_distribution<double> jitter(0, 0.002);
+  const Config config(std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"x"}), {Value(1)});
+  Trace trace;
+  std::multiset<std::size_t> outside_alone;
+  for (std::size_t run_length : {0, 3}) {
+    std::mt19937_64 rng(4);  // the same measurements for both
+    AnomalyMonitorOptions o;
+    o.repeat_run_length = run_length;
+    AnomalyMonitor monitor(o);
+    for (std::size_t index = 1; index <= 220; ++index) {
+      const bool in_fault = index >= 201 && index <= 204;
+      const double step = in_fault ? 1.3 : habit(rng) ? habit_step(rng) : 1.0;
+      Measurement m;
+      m.status = Status::ok;
+      for (std::size_t r = 0; r < 20; ++r) m.samples_ms.push_back((r < 10 ? 1.0 : step) * (1 + jitter(rng)));
+      summarise_samples(m);
+      monitor.on_measured({index, config, m, trace});
+    }
+    std::multiset<std::size_t> flagged, outside;
+    for (const auto& a : monitor.anomalies())
+      if (a.kind == "repeat_rise") (a.index >= 201 && a.index <= 204 ? flagged : outside).insert(a.index);
+    INFO("repeat_run_length " << run_length << ": " << flagged.size() << " of the fault's 4 flagged, "
+                              << outside.size() << " others");
+    if (run_length == 0) {
+      CHECK(flagged.size() < 4);  // alone, each is no more unusual than the device's own steps
+      outside_alone = outside;
+    } else {
+      for (std::size_t i = 201; i <= 204; ++i) CHECK(flagged.count(i) == 1);
+      CHECK(outside == outside_alone);  // the device's single steps make no run
+    }
   }
 }

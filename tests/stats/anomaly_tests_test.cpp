@@ -108,6 +108,39 @@ TEST_CASE("the repeat-rise test holds its level on exchangeable rises and flags 
   CHECK_THROWS_WITH(RepeatRiseTest(0.0, 0.05), Contains("level"));
 }
 
+TEST_CASE("the run test flags a run of moderately unusual rises and holds its level on exchangeable ones") {
+  // A device whose single measurements often step by as much as a fault: rises that are usual
+  // one at a time (p about 0.05), three in a row.
+  RunTest run(0.01, 3);
+  CHECK(run.threshold() == Approx(std::cbrt(0.01 / 3)));
+  CHECK_FALSE(run.observe(true));
+  CHECK_FALSE(run.observe(true));
+  CHECK(run.observe(true));
+  CHECK(run.observe(true));  // a fourth in a row: still a run
+  CHECK_FALSE(run.observe(false));
+  CHECK_FALSE(run.observe(true));
+
+  // Exchangeable rises judged by their conformal p-values: runs end at no more than level / length
+  // of the measurements, so at most `level` of them are flagged as members of a run.
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> usual(0.1, 0.05);
+  RepeatRiseTest test(0.01, 0.0);
+  RunTest clean(0.01, 3);
+  std::size_t ends = 0;
+  const std::size_t n = 20000;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double rise = usual(rng);
+    const double p = test.p_value(rise);
+    ends += clean.observe(p <= clean.threshold()) ? 1 : 0;
+    test.learn(rise, test.flags(rise, p));
+  }
+  INFO(ends << " runs ended in " << n);
+  CHECK(3.0 * static_cast<double>(ends) / n <= 0.012);
+
+  CHECK_THROWS_WITH(RunTest(0.01, 1), Contains("at least 2"));
+  CHECK_THROWS_WITH(RunTest(1.5, 3), Contains("level"));
+}
+
 TEST_CASE("the slow-device p-value holds its level on a steady sentinel and finds a device 30% slower") {
   std::mt19937_64 rng(4);
   std::lognormal_distribution<double> noise(std::log(0.01), 0.03);  // a 10 us sentinel, 3% jitter
