@@ -345,3 +345,55 @@ TEST_CASE("screening options are checked when the strategy is made", "[search]")
   settings.options = {{"screen", "true"}, {"screen_calibration", "/nonexistent/calibration.json"}};
   CHECK_THROWS_WITH(make_strategy("surrogate", settings), Catch::Matchers::Contains("/nonexistent/calibration.json"));
 }
+
+TEST_CASE("a stalled search moves next to the best configuration of a second basin, however the model ranks it",
+          "[search]") {
+  const auto space = test::synthetic_space();
+  test::CountingBenchmarker bench;
+  SearchContext ctx(space, Candidate{}, bench, Budget{20, 0});
+  const auto make = [&](int x, int y, int z) { return Config(space.names(), {x, y, z}); };
+  const Config best = make(8, 2, 1), near = make(8, 3, 1), far = make(1, 4, 0);
+  for (const auto& c : {best, near, far}) (void)ctx.evaluate(c);
+
+  ProposalOptions po;
+  po.basin_distance = 3;  // far differs from best in all three parameters, near in one
+  ProposalGenerator generator(space, po);
+  std::mt19937_64 rng(1);
+  const Proposals proposals = generator.propose(ctx, 3, rng);
+  REQUIRE_FALSE(proposals.second_basin.empty());
+  std::vector<Config> of_far;
+  for (const auto& c : proposals.configs)
+    if (differing(c, far) == 1) of_far.push_back(c);
+  REQUIRE_FALSE(of_far.empty());
+
+  // The model knows the runtimes: left to it, every pick would be next to the best.
+  std::vector<Decision> decisions;
+  for (const auto& c : proposals.configs) decisions.push_back(test::confident_decision(test::synthetic_time(c)));
+  Trace initial;
+  const OptimismSchedule optimism(AcquisitionOptions{}, initial);
+  for (std::size_t stalled : {0, 3}) {
+    BatchSelectionOptions o;
+    o.local_moves = 0;
+    o.basin_moves = 1;
+    o.basin_after = 3;
+    RoundState state;
+    state.measurements = 3;
+    state.stagnant_rounds = stalled;
+    std::mt19937_64 pick_rng(2);
+    const auto chosen = select_batch(space, proposals, decisions, state, optimism, AcquisitionOptions{}, o, pick_rng);
+    REQUIRE(chosen.size() == 3);
+    std::size_t next_to_far = 0;
+    for (const auto& c : chosen) next_to_far += differing(c, far) == 1 ? 1 : 0;
+    INFO("stalled " << stalled << " rounds; first pick " << chosen.front().to_string());
+    if (stalled < 3) {
+      CHECK(next_to_far == 0);
+    } else {
+      // One pick, the first: the forecast best neighbour of the second basin's centre.
+      CHECK(next_to_far == 1);
+      CHECK(differing(chosen.front(), far) == 1);
+      for (const auto& c : of_far) CHECK(test::synthetic_time(chosen.front()) <= test::synthetic_time(c));
+    }
+  }
+  po.basin_distance = 0;
+  CHECK(ProposalGenerator(space, po).propose(ctx, 3, rng).second_basin.empty());
+}

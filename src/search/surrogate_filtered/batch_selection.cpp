@@ -28,7 +28,12 @@ const OptionsTable<BatchSelectionOptions>& batch_selection_options_table() {
              "draw deferred candidates at random (else by their optimistic bound)")
         .add("global_exploration_after", &BatchSelectionOptions::global_exploration_after,
              "explore among bred proposals only until the best has not improved for this many rounds (0: always global)",
-             OptionRange::at_least(0));
+             OptionRange::at_least(0))
+        .add("basin_moves", &BatchSelectionOptions::basin_moves,
+             "measurements per round for the forecast best unmeasured neighbour of the second basin's centre",
+             OptionRange::at_least(0))
+        .add("basin_after", &BatchSelectionOptions::basin_after,
+             "the second basin's moves wait until the best has not improved for this many rounds", OptionRange::at_least(0));
     return t;
   }();
   return table;
@@ -165,6 +170,14 @@ std::vector<Config> select_batch(const TuningSpace& space, const Proposals& prop
   Batch batch(space, proposals, o.batch_distance);
   pick_local_moves(batch, order, parent_of, proposals.neighbour_parents, std::min(o.local_moves, m - std::min(m, n_explore)),
                    decisions, acquisition.max_p_fail);
+  if (!proposals.second_basin.empty() && o.basin_moves > 0 && state.stagnant_rounds >= o.basin_after) {
+    const std::size_t room = m - std::min(m, n_explore);
+    const std::size_t moves = std::min(o.basin_moves, room - std::min(room, batch.chosen.size()));
+    std::vector<std::size_t> in_basin(parent_of.size(), no_parent);
+    for (std::size_t i = 0; i < in_basin.size(); ++i)
+      if (proposals.second_basin.count(proposals.configs[i].key())) in_basin[i] = 0;
+    pick_local_moves(batch, order, in_basin, 1, moves, decisions, acquisition.max_p_fail);
+  }
   batch.spread_from_chosen();
   batch.spread_from(state.in_flight);
   const std::size_t exploit_limit = m - std::min(m, n_explore);

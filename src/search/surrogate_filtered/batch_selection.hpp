@@ -40,6 +40,10 @@ struct BatchSelectionOptions {
   // Exploration draws from the bred proposals only until the best has not improved for this
   // many rounds, from every proposal after that (0: always from every proposal).
   std::size_t global_exploration_after = 3;
+  // Measurements per round for the forecast best unmeasured neighbour of the second basin's
+  // centre (proposals' basin_distance), once the best has not improved for basin_after rounds.
+  std::size_t basin_moves = 0;
+  std::size_t basin_after = 0;
 };
 
 [[nodiscard]] const OptionsTable<BatchSelectionOptions>& batch_selection_options_table();

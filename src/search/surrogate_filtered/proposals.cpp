@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "gpuforecast/search/search_context.hpp"
@@ -29,6 +30,10 @@ const OptionsTable<ProposalOptions>& proposal_options_table() {
         .add("puct_c", &ProposalOptions::puct_c, "PUCT's exploration constant", OptionRange::at_least(0))
         .add("whole_space_limit", &ProposalOptions::whole_space_limit,
              "valid spaces of at most this many configurations are proposed whole each round (0: never)",
+             OptionRange::at_least(0))
+        .add("basin_distance", &ProposalOptions::basin_distance,
+             "the best measured configuration this many parameters from the best is a second centre of neighbours "
+             "(0: none)",
              OptionRange::at_least(0));
     return t;
   }();
@@ -117,6 +122,30 @@ void propose_neighbours(const SearchContext& ctx, const std::vector<Parent>& par
     }
 }
 
+// The fastest measured configuration at least `distance` parameters from `best`.
+std::optional<Config> second_basin_centre(const SearchContext& ctx, const Indexer& ix, const Parent& best,
+                                          std::size_t distance) {
+  const TraceEntry* centre = nullptr;
+  for (const auto& e : ctx.trace().entries()) {
+    if (!e.measurement.ok() || !ctx.space().contains(e.config)) continue;
+    if (centre && e.measurement.median_ms >= centre->measurement.median_ms) continue;
+    const auto genes = ix.indices(e.config);
+    std::size_t d = 0;
+    for (std::size_t p = 0; p < genes.size(); ++p) d += genes[p] != best.genes[p] ? 1 : 0;
+    if (d >= distance) centre = &e;
+  }
+  if (!centre) return std::nullopt;
+  return centre->config;
+}
+
+void propose_second_basin(const SearchContext& ctx, const Config& centre, Proposals& out, ProposalSink& sink) {
+  for (auto& c : hamming_neighbours(ctx.space(), centre)) {
+    if (ctx.seen(c)) continue;
+    out.second_basin.insert(c.key());
+    sink.add(std::move(c));
+  }
+}
+
 // `count` children: the first n_cross by crossover of two parents, the rest by mutation of one;
 // a child that violates a constraint is repaired by further mutation or dropped.
 void propose_bred(const Indexer& ix, std::vector<Parent>& parents, std::size_t count, std::size_t n_cross,
@@ -169,6 +198,9 @@ Proposals ProposalGenerator::propose(const SearchContext& ctx, std::size_t measu
   propose_random(ctx, n_random, rng, sink);
   out.random_end = sink.size();
   propose_neighbours(ctx, parents, o.neighbourhood_parents, out, sink);
+  if (have_parents && o.basin_distance > 0)
+    if (auto centre = second_basin_centre(ctx, ix, parents.front(), o.basin_distance))
+      propose_second_basin(ctx, *centre, out, sink);
   if (have_parents)
     propose_bred(ix, parents, pool - std::min(pool, n_random), n_cross, 4 * pool, o, rng, m_expansions, sink);
   out.bred_end = sink.size();

@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gpuforecast/core/config.hpp"
@@ -40,6 +41,9 @@ struct ProposalOptions {
   // When the valid space has at most this many configurations, every unmeasured one is proposed
   // each round besides the bred ones (the model ranks the whole space); 0: never.
   std::size_t whole_space_limit = 20000;
+  // A second basin: the best measured configuration that differs from the best in at least this
+  // many parameters has its single-parameter changes proposed too (0: none).
+  std::size_t basin_distance = 0;
 };
 
 [[nodiscard]] const OptionsTable<ProposalOptions>& proposal_options_table();
@@ -52,6 +56,8 @@ struct Proposals {
   // Config::key() of each proposed neighbour -> rank of the measured configuration it neighbours.
   std::unordered_map<std::string, std::size_t> neighbour_of;
   std::size_t neighbour_parents = 0;  // ranks 0 .. neighbour_parents - 1 have neighbours here
+  // Config::key() of each proposed neighbour of the second basin's centre (basin_distance).
+  std::unordered_set<std::string> second_basin;
 
   [[nodiscard]] bool bred(std::size_t i) const noexcept { return i >= random_end && i < bred_end; }
 };
