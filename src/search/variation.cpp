@@ -32,6 +32,12 @@ Config Indexer::make(const std::vector<std::size_t>& indices) const {
   return Config(m_space->names(), std::move(values));
 }
 
+std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) d += a[p] != b[p] ? 1 : 0;
+  return d;
+}
+
 namespace {
 std::size_t step(std::size_t index, std::size_t levels, Rng& rng) {
   if (levels < 2) return index;

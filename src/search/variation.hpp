@@ -25,6 +25,9 @@ class Indexer {
   const TuningSpace* m_space;
 };
 
+// How many parameters two index vectors (Indexer::indices) differ in.
+[[nodiscard]] std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b);
+
 // Each parameter moves, with probability `rate`, to an adjacent value of its list. When
 // `at_least_one`, a parameter is moved even if the dice said none.
 [[nodiscard]] std::vector<std::size_t> mutate(const Indexer& ix, std::vector<std::size_t> genes, double rate,

@@ -41,13 +41,9 @@ const OptionsTable<BatchSelectionOptions>& batch_selection_options_table() {
 
 namespace {
 
-constexpr std::size_t no_parent = std::numeric_limits<std::size_t>::max();
+using detail::search::hamming;
 
-std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-  std::size_t d = 0;
-  for (std::size_t p = 0; p < a.size(); ++p) d += a[p] != b[p] ? 1 : 0;
-  return d;
-}
+constexpr std::size_t no_parent = std::numeric_limits<std::size_t>::max();
 
 // The round being assembled: what is chosen, what is taken, and how far apart the picks are.
 class Batch {
@@ -167,12 +163,12 @@ std::vector<Config> select_batch(const TuningSpace& space, const Proposals& prop
     if (auto it = proposals.neighbour_of.find(proposals.configs[i].key()); it != proposals.neighbour_of.end())
       parent_of[i] = it->second;
 
+  const std::size_t exploit_limit = m - std::min(m, n_explore);
   Batch batch(space, proposals, o.batch_distance);
-  pick_local_moves(batch, order, parent_of, proposals.neighbour_parents, std::min(o.local_moves, m - std::min(m, n_explore)),
-                   decisions, acquisition.max_p_fail);
+  pick_local_moves(batch, order, parent_of, proposals.neighbour_parents, std::min(o.local_moves, exploit_limit), decisions,
+                   acquisition.max_p_fail);
   if (!proposals.second_basin.empty() && o.basin_moves > 0 && state.stagnant_rounds >= o.basin_after) {
-    const std::size_t room = m - std::min(m, n_explore);
-    const std::size_t moves = std::min(o.basin_moves, room - std::min(room, batch.chosen.size()));
+    const std::size_t moves = std::min(o.basin_moves, exploit_limit - std::min(exploit_limit, batch.chosen.size()));
     std::vector<std::size_t> in_basin(parent_of.size(), no_parent);
     for (std::size_t i = 0; i < in_basin.size(); ++i)
       if (proposals.second_basin.count(proposals.configs[i].key())) in_basin[i] = 0;
@@ -180,7 +176,6 @@ std::vector<Config> select_batch(const TuningSpace& space, const Proposals& prop
   }
   batch.spread_from_chosen();
   batch.spread_from(state.in_flight);
-  const std::size_t exploit_limit = m - std::min(m, n_explore);
   if (current != base && o.steady_picks > 0)
     pick_steady(batch, order, o.steady_picks, exploit_limit, decisions, base, acquisition.max_p_fail);
   pick_exploitation(batch, order, exploit_limit, decisions, acquisition.max_p_fail);

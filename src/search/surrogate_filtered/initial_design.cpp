@@ -29,13 +29,8 @@ const OptionsTable<InitialDesignOptions>& initial_design_options_table() {
 
 namespace {
 
+using detail::search::hamming;
 using detail::search::Indexer;
-
-std::size_t hamming(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-  std::size_t d = 0;
-  for (std::size_t p = 0; p < a.size(); ++p) d += a[p] != b[p] ? 1 : 0;
-  return d;
-}
 
 // Distance for spreading a design: each parameter's index difference over its range.
 double spread_distance(const Indexer& ix, const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {

@@ -129,10 +129,7 @@ std::optional<Config> second_basin_centre(const SearchContext& ctx, const Indexe
   for (const auto& e : ctx.trace().entries()) {
     if (!e.measurement.ok() || !ctx.space().contains(e.config)) continue;
     if (centre && e.measurement.median_ms >= centre->measurement.median_ms) continue;
-    const auto genes = ix.indices(e.config);
-    std::size_t d = 0;
-    for (std::size_t p = 0; p < genes.size(); ++p) d += genes[p] != best.genes[p] ? 1 : 0;
-    if (d >= distance) centre = &e;
+    if (detail::search::hamming(ix.indices(e.config), best.genes) >= distance) centre = &e;
   }
   if (!centre) return std::nullopt;
   return centre->config;
