@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -11,6 +12,24 @@
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;
+
+namespace {
+
+// `n` rises of a noisy kernel (a fifth of the runtime, pnpoly-like: large, but usual), each judged
+// by the test, shown to `judged` with its p-value, then learned as the test flags it.
+template <class Judged>
+void judge_usual_rises(RepeatRiseTest& test, std::uint64_t seed, std::size_t n, Judged judged) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> usual(0.1, 0.05);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double rise = usual(rng);
+    const double p = test.p_value(rise);
+    judged(rise, p);
+    test.learn(rise, test.flags(rise, p));
+  }
+}
+
+}  // namespace
 
 TEST_CASE("the slow-outlier p-value holds its level on exchangeable ratios and finds a far one") {
   std::mt19937_64 rng(1);
@@ -72,19 +91,10 @@ TEST_CASE("repeat_rise: flat repeats barely rise, a split and a climb do, warm-u
 }
 
 TEST_CASE("the repeat-rise test holds its level on exchangeable rises and flags each of a run of rises far above the usual") {
-  std::mt19937_64 rng(5);
-  // Rises of a noisy kernel (a fifth of the runtime, pnpoly-like): large, but usual.
-  std::normal_distribution<double> usual(0.1, 0.05);
   RepeatRiseTest test(0.01, 0.05);
   std::size_t flags = 0;
   const std::size_t n = 5000;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double rise = usual(rng);
-    const double p = test.p_value(rise);
-    const bool flagged = test.flags(rise, p);
-    flags += flagged;
-    test.learn(rise, flagged);
-  }
+  judge_usual_rises(test, 5, n, [&](double rise, double p) { flags += test.flags(rise, p) ? 1 : 0; });
   INFO(flags << " flags in " << n);
   CHECK(static_cast<double>(flags) / n <= 0.012);
   // A clock low for five measurements in a row: each is flagged, the flagged ones joining the
@@ -122,18 +132,11 @@ TEST_CASE("the run test flags a run of moderately unusual rises and holds its le
 
   // Exchangeable rises judged by their conformal p-values: runs end at no more than level / length
   // of the measurements, so at most `level` of them are flagged as members of a run.
-  std::mt19937_64 rng(9);
-  std::normal_distribution<double> usual(0.1, 0.05);
   RepeatRiseTest test(0.01, 0.0);
   RunTest clean(0.01, 3);
   std::size_t ends = 0;
   const std::size_t n = 20000;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double rise = usual(rng);
-    const double p = test.p_value(rise);
-    ends += clean.observe(p <= clean.threshold()) ? 1 : 0;
-    test.learn(rise, test.flags(rise, p));
-  }
+  judge_usual_rises(test, 9, n, [&](double, double p) { ends += clean.observe(p <= clean.threshold()) ? 1 : 0; });
   INFO(ends << " runs ended in " << n);
   CHECK(3.0 * static_cast<double>(ends) / n <= 0.012);
 
