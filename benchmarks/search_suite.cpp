@@ -13,6 +13,12 @@
 // the digest, size and optimum the peers' record names, so a record of another file version is
 // never compared.
 //
+// A strategy may start from what the kernel's other GPUs taught: surrogate(pretrained=KIND) gives
+// the search a model of surrogate KIND trained on every other recorded space of the same kernel
+// and vendor (never the searched GPU; NVIDIA and AMD rank these kernels differently), as a user
+// who holds the benchmark hub's measurements would start on a new GPU. The peers start from
+// nothing, so such rows answer what the library offers, not which search rule is better.
+//
 // Resumable: each (strategy, space, seed) run is written to --results as it finishes
 // (<sampling>/<strategy>/<kernel>/<device>/seed<N>.json); a rerun reads those and runs only what is missing
 // or was made with other settings. Changing the search's code does not change its settings:
@@ -49,6 +55,10 @@
 #include "data/static_feature_table.hpp"
 #include "gpuforecast/run/search_target.hpp"
 #include "gpuforecast/run/run.hpp"
+#include "gpuforecast/surrogate/any_surrogate.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "compose/model_impl.hpp"
+#include "compose/search_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuforecast;
@@ -85,7 +95,8 @@ const char* const usage =
     "                    [--json FILE]\n"
     "Ours against the best recorded peer (Kernel Tuner 1.5.0 strategies, Optuna TPE) on the shared spaces,\n"
     "at 25/50/100/200 distinct valid configurations. A strategy is NAME or NAME(option=value,...); the\n"
-    "option surrogate=KIND picks the online surrogate, the others are the strategy's own options\n"
+    "option surrogate=KIND picks the online surrogate, pretrained=KIND starts the search from a model of that\n"
+    "kind trained on the kernel's other recorded GPUs of the same vendor, the others are the strategy's own options\n"
     "(gpuforecast search --list-options). --sampling: what a replayed measurement of ours reads, one stored\n"
     "run drawn with the seed (default; noise as recorded) or the stored mean (what the peers saw).\n"
     "Runs are kept in --results and a rerun continues them. --features joins the static feature tables\n"
@@ -121,6 +132,8 @@ struct StrategySpec {
   std::string label;  // as given: the result folder's name and the table's
   std::string name;
   std::string surrogate = "default";
+  // Surrogate kind of a model trained on the kernel's other GPUs (same vendor); empty: none.
+  std::string pretrained;
   std::map<std::string, std::string> options;
 };
 
@@ -137,16 +150,20 @@ StrategySpec parse_strategy(const std::string& text) {
       throw invalid_argument_error(fmt::format("--strategies {}: option '{}' is not option=value", text, item));
     const auto key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "surrogate") s.surrogate = value;
+    else if (key == "pretrained") s.pretrained = value;
     else s.options[key] = value;
   }
   return s;
 }
 
 // Everything a stored run depends on besides the code: a run made otherwise is made again.
-json settings_of(const StrategySpec& s, ReplaySampling sampling, const std::string& data_sha256, bool static_features) {
+// `sources`: the spaces a pre-trained model learned from (empty without one).
+json settings_of(const StrategySpec& s, ReplaySampling sampling, const std::string& data_sha256, bool static_features,
+                 const std::vector<std::string>& sources) {
   json j{{"strategy", s.name}, {"surrogate", s.surrogate}, {"options", s.options}, {"budget", max_budget},
          {"space", "cached"}, {"sampling", replay_sampling_name(sampling)}, {"data_sha256_16", data_sha256}};
   if (static_features) j["static_features"] = true;
+  if (!s.pretrained.empty()) j["pretrained"] = {{"surrogate", s.pretrained}, {"sources", sources}};
   return j;
 }
 
@@ -331,12 +348,58 @@ void store_run(const fs::path& path, const json& settings, std::uint64_t seed, c
   fs::rename(partial, path);
 }
 
-OurRun run_one(const StrategySpec& s, ReplaySampling sampling, const Space& space, std::uint64_t seed) {
+// ---------------------------------------------------------------------------------------------
+// Models trained on the other GPUs of a space's kernel.
+
+// The recorded spaces a pre-trained model of `target` learns from: its kernel on every other GPU
+// of the same vendor (a copy of the target's own file under another name never counts).
+std::vector<const Space*> pretraining_sources(const std::vector<Space>& all, const Space& target) {
+  std::vector<const Space*> sources;
+  const auto vendor = [](const Space& s) { return s.data->device ? s.data->device->vendor : std::string(); };
+  for (const auto& s : all)
+    if (s.record->kernel == target.record->kernel && s.record->device != target.record->device &&
+        s.record->sha256_16 != target.record->sha256_16 && vendor(s) == vendor(target))
+      sources.push_back(&s);
+  if (sources.empty())
+    throw invalid_argument_error(fmt::format("pretrained: no other recorded GPU of {}'s vendor measured {}",
+                                             target.record->name, target.record->kernel));
+  return sources;
+}
+
+std::vector<std::string> source_names(const std::vector<const Space*>& sources) {
+  std::vector<std::string> names;
+  for (const auto* s : sources) names.push_back(s->record->name + "@" + s->record->sha256_16);
+  return names;
+}
+
+// One model per (surrogate kind, target space), trained once with seed 1 on every observation of
+// the sources, failed ones included (the model learns where configurations fail too).
+using Pretrained = std::map<std::pair<std::string, std::string>, std::shared_ptr<const AnySurrogate>>;
+
+std::shared_ptr<const AnySurrogate> pretrain(const std::string& kind, const std::vector<const Space*>& sources,
+                                             const Space& target) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Observation> train;
+  for (const auto* s : sources) train.insert(train.end(), s->data->observations.begin(), s->data->observations.end());
+  auto model = std::make_shared<AnySurrogate>(make_surrogate(kind, 1));
+  model->fit(train);
+  fmt::print(stderr, "  pre-trained {} for {} on {} observations of {} other GPUs in {:.1f} s\n", kind,
+             target.record->name, train.size(), sources.size(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return model;
+}
+
+OurRun run_one(const StrategySpec& s, ReplaySampling sampling, const Space& space, std::uint64_t seed,
+               const AnySurrogate* pretrained) {
   Plan e;
   e.replay().data = space.data;
   e.strategy = s.name;
   e.settings.surrogate = s.surrogate;
   e.settings.options = s.options;
+  if (pretrained)
+    e.settings.model_factory = [pretrained, online = s.surrogate, seed] {
+      return make_search_model({.pretrained = make_model(*pretrained, std::nullopt), .online_surrogate = online, .seed = seed});
+    };
   e.budget = max_budget;
   e.seeds = 1;
   e.first_seed = seed;
@@ -354,26 +417,38 @@ using RunKey = std::tuple<std::string, std::string, std::uint64_t>;  // strategy
 
 // Every (strategy, space, seed) run: stored ones read, the others run on --jobs threads and
 // stored as each finishes.
+// `all`: every recorded space, which pre-trained models learn from.
 std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<StrategySpec>& strategies,
-                                      const std::vector<Space>& spaces) {
+                                      const std::vector<Space>& spaces, const std::vector<Space>& all) {
   struct Job {
     const StrategySpec* strategy;
     const Space* space;
     std::uint64_t seed;
     json settings;
+    std::vector<const Space*> sources;
   };
   std::map<RunKey, OurRun> runs;
   std::vector<Job> missing;
   for (const auto& s : strategies)
-    for (const auto& space : spaces)
+    for (const auto& space : spaces) {
+      const auto sources = s.pretrained.empty() ? std::vector<const Space*>{} : pretraining_sources(all, space);
       for (std::uint64_t seed = args.first_seed; seed < args.first_seed + args.seeds; ++seed) {
-        const json settings = settings_of(s, args.sampling, space.record->sha256_16, space.static_features);
+        const json settings =
+            settings_of(s, args.sampling, space.record->sha256_16, space.static_features, source_names(sources));
         const RunKey key{s.label, space.record->name, seed};
         const auto stored = args.fresh ? std::nullopt : read_stored_run(result_path(args, s, space, seed), settings);
         if (stored) runs[key] = *stored;
-        else missing.push_back({&s, &space, seed, settings});
+        else missing.push_back({&s, &space, seed, settings, sources});
       }
+    }
   fmt::print(stderr, "search_suite: {} runs stored, {} to run on {} threads\n", runs.size(), missing.size(), args.jobs);
+  // Models only for the spaces that still have runs to make.
+  Pretrained pretrained;
+  for (const auto& job : missing)
+    if (!job.strategy->pretrained.empty()) {
+      auto& model = pretrained[{job.strategy->pretrained, job.space->record->name}];
+      if (!model) model = pretrain(job.strategy->pretrained, job.sources, *job.space);
+    }
   std::mutex mutex;
   std::size_t done = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -381,7 +456,10 @@ std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<Strate
     const Job& job = missing[i];
     OurRun run;
     try {
-      run = run_one(*job.strategy, args.sampling, *job.space, job.seed);
+      const auto model = job.strategy->pretrained.empty()
+                             ? nullptr
+                             : pretrained.at({job.strategy->pretrained, job.space->record->name}).get();
+      run = run_one(*job.strategy, args.sampling, *job.space, job.seed, model);
     } catch (const std::exception& e) {
       throw error(fmt::format("{} on {} seed {}: {}", job.strategy->label, job.space->record->name, job.seed, e.what()));
     }
@@ -578,12 +656,13 @@ void print_cost(const StrategySpec& s, const std::map<RunKey, OurRun>& runs, jso
 
 using bench::wanted;
 
-std::vector<Space> load_spaces(const Args& args, const PeerRecord& record) {
+// The recorded spaces --kernels and --devices ask for (`every`: all of them).
+std::vector<Space> load_spaces(const Args& args, const PeerRecord& record, bool every = false) {
   std::vector<Space> spaces;
   const auto tables = args.features.empty() ? std::vector<StaticFeatureTable>{}
                                             : read_static_feature_tables(args.features.string());
   for (const auto& r : record.spaces) {
-    if (!wanted(args.kernels, r.kernel) || !wanted(args.devices, r.device)) continue;
+    if (!every && (!wanted(args.kernels, r.kernel) || !wanted(args.devices, r.device))) continue;
     std::vector<SpaceData> one{load_replay_space(r.file.string(), {}, ReplaySpace::cached)};
     auto means = std::make_shared<const StoredMeans>(read_stored_means(r.file));
     check_against_record(r, one.front(), *means);
@@ -602,11 +681,16 @@ int main(int argc, char** argv) try {
   const PeerRecord record = read_peer_record(args.peers, args.data);
   std::vector<StrategySpec> strategies;
   for (const auto& text : args.strategies) strategies.push_back(parse_strategy(text));
+  const bool pretraining =
+      std::any_of(strategies.begin(), strategies.end(), [](const StrategySpec& s) { return !s.pretrained.empty(); });
+  if (pretraining && !args.features.empty())
+    throw invalid_argument_error("--features with a pretrained strategy: the models learn from the spaces without features");
   const std::vector<Space> spaces = load_spaces(args, record);
+  const std::vector<Space> all = pretraining ? load_spaces(args, record, true) : std::vector<Space>{};
   fmt::print(stderr, "search_suite: {} spaces checked against the peers' record in {:.1f} s\n", spaces.size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
-  const auto runs = collect_runs(args, strategies, spaces);
+  const auto runs = collect_runs(args, strategies, spaces, all);
   const Cells cells = judge(strategies, spaces, record, runs);
 
   json js{{"seeds", args.seeds}, {"first_seed", args.first_seed}, {"budgets", budgets},

@@ -1,6 +1,7 @@
 # benchmarks/search_suite on one small space: it prints the verdict table against the peers'
-# record, a rerun reads its stored runs instead of running them again, and a data file other than
-# the one the record names is refused by its digest.
+# record, a rerun reads its stored runs instead of running them again, a pre-trained search learns
+# from the kernel's other GPUs and never the searched one, and a data file other than the one the
+# record names is refused by its digest.
 include(${CMAKE_CURRENT_LIST_DIR}/../tools/shared_data.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/../tools/run_command.cmake)
 set(run_program_name search_suite)
@@ -36,6 +37,22 @@ if(NOT row_first STREQUAL row_again)
 endif()
 # A third seed runs only that seed.
 run(third ok "2 runs stored, 1 to run" ${args} --seeds 3)
+
+# Pre-trained on the kernel's three other recorded GPUs, and stored with their names: a run made
+# from other sources would be made again.
+run(pretrained ok "pre-trained default for pnpoly/RTX_3090 on [0-9]+ observations of 3 other GPUs"
+    ${args} --seeds 1 --strategies "surrogate(pretrained=default)")
+file(READ "${WORK}/results/one_run/surrogate(pretrained=default)/pnpoly/RTX_3090/seed1.json" stored_run)
+foreach(gpu RTX_2080_Ti RTX_3060_laptop RTX_Titan)
+  if(NOT stored_run MATCHES "pnpoly/${gpu}@")
+    message(FATAL_ERROR "the pre-trained run's settings do not name pnpoly/${gpu}:\n${stored_run}")
+  endif()
+endforeach()
+if(stored_run MATCHES "pnpoly/RTX_3090@")
+  message(FATAL_ERROR "the pre-trained run learned from the GPU it searched:\n${stored_run}")
+endif()
+run(pretrained_features fail "--features with a pretrained strategy" ${args} --seeds 1
+    --strategies "surrogate(pretrained=default)" --features "${WORK}")
 
 # Another file under the recorded name: refused, naming the file and both digests.
 file(MAKE_DIRECTORY "${WORK}/data/benchmark_hub/cachefiles/pnpoly")
