@@ -6,8 +6,8 @@ files (by default convolution_milo and dedispersion_milo on A100, A4000, A6000; 
 any shared space). The space is the T1 file's parameters and restrictions (kernels/, the milo
 kernels' T1 files give their values as lists), or with --space cached the file's valid
 configurations, the space the peers' recorded runs searched (../shared/baselines/search-peers/).
-Ours is gpuforecast.kernel_tuner.Strategy (the C++
-surrogate-filtered search, an online surrogate unless --model is given). Optuna's TPE sampler
+Ours is gpuforecast.kernel_tuner.Strategy (the C++ surrogate-filtered search, an online surrogate
+unless --model is given). Optuna's TPE sampler
 (multivariate) sees each parameter as a categorical; a proposal outside the space is refused
 (told as pruned) and not counted, a repeated one is answered from memory and not counted.
 
@@ -101,10 +101,10 @@ def train_on_other_gpus(data_dir: str, name: str, tmp: str) -> str:
         with gzip.open(path, "rt") as f:
             return "NVIDIA" if json.load(f).get("device_name", "").startswith("NVIDIA") else "AMD"
 
-    target = os.path.join(folder, device + ".json.gz")
+    target_vendor = vendor(os.path.join(folder, device + ".json.gz"))
     sources = [os.path.join(folder, f) for f in sorted(os.listdir(folder))
                if f.endswith(".json.gz") and not f.endswith("_T4.json.gz") and f != device + ".json.gz"]
-    sources = [f for f in sources if vendor(f) == vendor(target)]
+    sources = [f for f in sources if vendor(f) == target_vendor]
     if not sources:
         raise ValueError(f"{name}: no other shared GPU of its vendor measured {kernel}")
     out = os.path.join(tmp, f"{kernel}_{device}_others.gfm")

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -432,9 +433,9 @@ std::map<RunKey, OurRun> collect_runs(const Args& args, const std::vector<Strate
   for (const auto& s : strategies)
     for (const auto& space : spaces) {
       const auto sources = s.pretrained.empty() ? std::vector<const Space*>{} : pretraining_sources(all, space);
+      const json settings =
+          settings_of(s, args.sampling, space.record->sha256_16, space.static_features, source_names(sources));
       for (std::uint64_t seed = args.first_seed; seed < args.first_seed + args.seeds; ++seed) {
-        const json settings =
-            settings_of(s, args.sampling, space.record->sha256_16, space.static_features, source_names(sources));
         const RunKey key{s.label, space.record->name, seed};
         const auto stored = args.fresh ? std::nullopt : read_stored_run(result_path(args, s, space, seed), settings);
         if (stored) runs[key] = *stored;
@@ -656,20 +657,24 @@ void print_cost(const StrategySpec& s, const std::map<RunKey, OurRun>& runs, jso
 
 using bench::wanted;
 
-// The recorded spaces --kernels and --devices ask for (`every`: all of them).
-std::vector<Space> load_spaces(const Args& args, const PeerRecord& record, bool every = false) {
+bool asked_for(const Args& args, const RecordedSpace& r) {
+  return wanted(args.kernels, r.kernel) && wanted(args.devices, r.device);
+}
+
+// The recorded spaces --kernels and --devices ask for (`every`: all of them, which pre-trained
+// models learn from).
+std::vector<Space> load_spaces(const Args& args, const PeerRecord& record, bool every) {
   std::vector<Space> spaces;
   const auto tables = args.features.empty() ? std::vector<StaticFeatureTable>{}
                                             : read_static_feature_tables(args.features.string());
   for (const auto& r : record.spaces) {
-    if (!every && (!wanted(args.kernels, r.kernel) || !wanted(args.devices, r.device))) continue;
+    if (!every && !asked_for(args, r)) continue;
     std::vector<SpaceData> one{load_replay_space(r.file.string(), {}, ReplaySpace::cached)};
     auto means = std::make_shared<const StoredMeans>(read_stored_means(r.file));
     check_against_record(r, one.front(), *means);
     const bool with_features = !tables.empty() && attach_static_features(one, tables).front().with_features > 0;
     spaces.push_back({&r, std::make_shared<const SpaceData>(std::move(one.front())), std::move(means), with_features});
   }
-  if (spaces.empty()) throw invalid_argument_error("no recorded space matches --kernels/--devices");
   return spaces;
 }
 
@@ -685,9 +690,12 @@ int main(int argc, char** argv) try {
       std::any_of(strategies.begin(), strategies.end(), [](const StrategySpec& s) { return !s.pretrained.empty(); });
   if (pretraining && !args.features.empty())
     throw invalid_argument_error("--features with a pretrained strategy: the models learn from the spaces without features");
-  const std::vector<Space> spaces = load_spaces(args, record);
-  const std::vector<Space> all = pretraining ? load_spaces(args, record, true) : std::vector<Space>{};
-  fmt::print(stderr, "search_suite: {} spaces checked against the peers' record in {:.1f} s\n", spaces.size(),
+  // Each file is read and checked once; the spaces searched share their data with `all`.
+  const std::vector<Space> all = load_spaces(args, record, pretraining);
+  std::vector<Space> spaces;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(spaces), [&](const Space& s) { return asked_for(args, *s.record); });
+  if (spaces.empty()) throw invalid_argument_error("no recorded space matches --kernels/--devices");
+  fmt::print(stderr, "search_suite: {} spaces checked against the peers' record in {:.1f} s\n", all.size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   const auto runs = collect_runs(args, strategies, spaces, all);
