@@ -37,8 +37,8 @@
 #include <filesystem>
 #include <map>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/benchmark_arguments.hpp"
@@ -81,7 +81,6 @@ Args parse(int argc, char** argv) {
       "       [--ks K,...] [--unseen-seeds N] [--source-cap N] [--no-interpolation] [--no-unseen-kernel]\n"
       "       [--with-features SURROGATE] [--candidates SURROGATE,...] [--unseen-with SURROGATE]\n"
       "       [--left-out K,...] [--json FILE]\n");
-
   args.text("--data", a.data)
       .text("--features", a.features)
       .number("--seeds", a.seeds)
@@ -164,17 +163,17 @@ struct SpaceResult {
   }
 };
 
-// Over a set of spaces: how many lose top-1% recall, and the mean leads.
+// Over the spaces `counted` keeps: how many lose top-1% recall, and the mean leads.
 struct Standing {
   std::size_t spaces = 0, top1_losses = 0;
   double spearman_lead = 0, top1_lead = 0;
 };
-Standing standing(std::span<const SpaceResult> results, const std::string& contender,
-                  const std::string& kernel_left_out = "") {
+template <class Keep>
+Standing standing(std::span<const SpaceResult> results, const std::string& contender, Keep counted) {
   Standing s;
   std::vector<double> rho, top1;
   for (const auto& r : results) {
-    if (r.kernel == kernel_left_out) continue;
+    if (!counted(r)) continue;
     const AgainstXgboost x = r.against_xgboost(contender);
     s.top1_losses += x.loses_top1 ? 1 : 0;
     rho.push_back(x.spearman_lead);
@@ -203,7 +202,7 @@ nlohmann::json choose_leaving_one_kernel_out(const Args& a, std::span<const Spac
   fmt::print("{:<44} {:>12} {:>13} {:>12}\n", "forecaster", "top-1 losses", "Spearman lead", "top-1 lead");
   nlohmann::json j;
   for (const auto& c : choices) {
-    const Standing s = standing(results, c);
+    const Standing s = standing(results, c, [](const SpaceResult&) { return true; });
     fmt::print("{:<44} {:>12} {:>+13.4f} {:>+12.4f}\n", name(c), s.top1_losses, s.spearman_lead, s.top1_lead);
     j["all"].push_back({{"forecaster", name(c)},
                         {"top1_losses", s.top1_losses},
@@ -218,13 +217,15 @@ nlohmann::json choose_leaving_one_kernel_out(const Args& a, std::span<const Spac
   for (const auto& r : results)
     if (std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end()) kernels.push_back(r.kernel);
   for (const auto& kernel : kernels) {
+    const auto others = [&kernel](const SpaceResult& r) { return r.kernel != kernel; };
     std::string chosen = choices.front();
+    Standing chosen_on_others = standing(results, chosen, others);
     for (const auto& c : choices)
-      if (better(standing(results, c, kernel), standing(results, chosen, kernel))) chosen = c;
-    std::vector<SpaceResult> held;
-    for (const auto& r : results)
-      if (r.kernel == kernel) held.push_back(r);
-    const Standing s = standing(held, chosen);
+      if (const Standing on_others = standing(results, c, others); better(on_others, chosen_on_others)) {
+        chosen = c;
+        chosen_on_others = on_others;
+      }
+    const Standing s = standing(results, chosen, [&kernel](const SpaceResult& r) { return r.kernel == kernel; });
     fmt::print("{:<18} {:<44} {:>9} of {} {:>+13.4f} {:>+12.4f}\n", kernel, name(chosen), s.top1_losses, s.spaces,
                s.spearman_lead, s.top1_lead);
     j["left_out"].push_back({{"kernel", kernel},
