@@ -57,6 +57,7 @@ struct Args {
   std::vector<std::string> kernels, devices;
   std::size_t seeds = 20, first_seed = 1, budget = 100, children = 16, rehearsal_seeds = 5;
   double mutation_rate = 1.0, alpha = 0.1, delta = 0.1;
+  std::string reference = "incumbent_forecast";  // screen_reference (the genetic strategy's default)
   std::string results;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool json = false;
@@ -67,7 +68,8 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: screened_evolution [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]\n"
       "                          [--budget 100] [--children 16] [--mutation-rate 1] [--rehearsal-seeds 5]\n"
-      "                          [--alpha 0.1] [--delta 0.1] [--results FILE] [--threads N] [--json]\n");
+      "                          [--alpha 0.1] [--delta 0.1] [--reference incumbent_forecast|incumbent_time]\n"
+      "                          [--results FILE] [--threads N] [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
@@ -79,6 +81,7 @@ Args parse(int argc, char** argv) {
       .number("--rehearsal-seeds", a.rehearsal_seeds)
       .number("--alpha", a.alpha)
       .number("--delta", a.delta)
+      .text("--reference", a.reference)
       .text("--results", a.results)
       .number("--threads", a.threads)
       .flag("--json", [&] { a.json = true; });
@@ -93,7 +96,7 @@ Args parse(int argc, char** argv) {
 json settings_of(const Args& a) {
   return {{"seeds", a.seeds},          {"first_seed", a.first_seed}, {"budget", a.budget},
           {"children", a.children},    {"mutation_rate", a.mutation_rate},
-          {"rehearsal_seeds", a.rehearsal_seeds}, {"alpha", a.alpha}, {"delta", a.delta}};
+          {"rehearsal_seeds", a.rehearsal_seeds}, {"alpha", a.alpha}, {"delta", a.delta}, {"reference", a.reference}};
 }
 
 struct Space {
@@ -140,8 +143,10 @@ Plan genetic_plan(const Args& a, const Space& s, Variant v, std::size_t seeds, s
   p.first_seed = first_seed;
   p.threads = 1;  // spaces run side by side instead
   if (v == plain) return p;
+  // The rehearsal's runs record what the screened run sets forecasts against.
   p.settings.options = {{"children_per_measurement", std::to_string(a.children)},
-                        {"mutation_rate", fmt::format("{}", a.mutation_rate)}};
+                        {"mutation_rate", fmt::format("{}", a.mutation_rate)},
+                        {"screen_reference", a.reference}};
   p.settings.model_factory = [pretrained] {
     return make_search_model({.pretrained = make_model(*pretrained, std::nullopt), .online_surrogate = "default", .seed = 1});
   };

@@ -17,6 +17,8 @@ namespace gpuforecast {
 namespace {
 
 constexpr std::string_view header = "forecast_ms,measured_ms,incumbent_ms";
+// With the model's forecast of the incumbent (recorded with screen_reference=incumbent_forecast).
+constexpr std::string_view header_with_forecast = "forecast_ms,measured_ms,incumbent_ms,incumbent_forecast_ms";
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -41,15 +43,16 @@ std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
   const std::string text = detail::data::read_maybe_gzip(path);
   std::istringstream in(text);
   std::vector<ScreeningPair> pairs;
-  bool seen_header = false;
+  std::size_t columns = 0;  // 0 until the header is read
   std::string raw;
   for (std::size_t line = 1; std::getline(in, raw); ++line) {
     const std::string_view s = trimmed(raw);
     if (s.empty() || s.front() == '#') continue;
-    if (!seen_header) {
-      if (s != header)
-        throw input_error(path, fmt::format("line {}", line), fmt::format("expected the header \"{}\"", header));
-      seen_header = true;
+    if (columns == 0) {
+      if (s != header && s != header_with_forecast)
+        throw input_error(path, fmt::format("line {}", line),
+                          fmt::format("expected the header \"{}\" or \"{}\"", header, header_with_forecast));
+      columns = s == header ? 3 : 4;
       continue;
     }
     std::vector<std::string_view> fields;
@@ -57,11 +60,13 @@ std::vector<ScreeningPair> read_screening_pairs(const std::string& path) {
     for (std::size_t comma; (comma = s.find(',', from)) != std::string_view::npos; from = comma + 1)
       fields.push_back(s.substr(from, comma - from));
     fields.push_back(s.substr(from));
-    if (fields.size() != 3)
-      throw input_error(path, fmt::format("line {}", line), fmt::format("expected 3 fields, found {}", fields.size()));
+    if (fields.size() != columns)
+      throw input_error(path, fmt::format("line {}", line),
+                        fmt::format("expected {} fields, found {}", columns, fields.size()));
     pairs.push_back({positive_number(fields[0], path, line, "forecast_ms"),
                      positive_number(fields[1], path, line, "measured_ms"),
-                     positive_number(fields[2], path, line, "incumbent_ms")});
+                     positive_number(fields[2], path, line, "incumbent_ms"),
+                     columns == 4 ? positive_number(fields[3], path, line, "incumbent_forecast_ms") : 0.0});
   }
   if (pairs.empty()) throw input_error(path, "end", "no screening pairs");
   return pairs;
@@ -84,10 +89,17 @@ std::vector<std::vector<ScreeningPair>> read_screening_rehearsal(const std::stri
 }
 
 void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path) {
-  std::string text = "# gpuforecast screening rehearsal: forecast at proposal, stored time, incumbent then\n";
-  text += header;
+  // The incumbent's forecasts are kept when every pair has one (recorded against them).
+  const bool with_forecast = !pairs.empty() && std::all_of(pairs.begin(), pairs.end(), [](const ScreeningPair& p) {
+    return std::isfinite(p.incumbent_forecast_ms) && p.incumbent_forecast_ms > 0;
+  });
+  std::string text = "# gpuforecast screening rehearsal: forecast at proposal, stored time, incumbent then";
+  text += with_forecast ? ", the model's forecast of it\n" : "\n";
+  text += with_forecast ? header_with_forecast : header;
   text += '\n';
-  for (const auto& p : pairs) text += fmt::format("{},{},{}\n", p.forecast_ms, p.measured_ms, p.incumbent_ms);
+  for (const auto& p : pairs)
+    text += with_forecast ? fmt::format("{},{},{},{}\n", p.forecast_ms, p.measured_ms, p.incumbent_ms, p.incumbent_forecast_ms)
+                          : fmt::format("{},{},{}\n", p.forecast_ms, p.measured_ms, p.incumbent_ms);
   detail::data::write_text(path, text);
 }
 

@@ -2,10 +2,11 @@
 // A screening rehearsal on file: the pairs a search recorded on devices other than the one it
 // will screen on (run.hpp, SeedRun::rehearsal), one per candidate its model forecast, whether
 // measured or not: the forecast made when the candidate was proposed, the candidate's stored
-// time, and the incumbent of that moment. Plain CSV:
+// time, and the incumbent of that moment, with the model's forecast of that incumbent when the
+// search recorded it (screen_reference=incumbent_forecast). Plain CSV:
 //
-//   forecast_ms,measured_ms,incumbent_ms
-//   1.84,2.03,1.71
+//   forecast_ms,measured_ms,incumbent_ms[,incumbent_forecast_ms]
+//   1.84,2.03,1.71[,1.77]
 //
 // Lines starting with '#' are comments. docs/calibration.md says how a search screens with it.
 #include <span>
@@ -25,6 +26,7 @@ namespace gpuforecast GPUFORECAST_API {
 // any).
 [[nodiscard]] std::vector<std::vector<ScreeningPair>> read_screening_rehearsal(const std::string& path);
 // Gzip-compressed when the path ends in ".gz"; written beside and renamed (never half a file).
+// The incumbent's forecasts are written when every pair has one.
 void write_screening_pairs(std::span<const ScreeningPair> pairs, const std::string& path);
 
 }  // namespace gpuforecast

@@ -124,7 +124,8 @@ struct RehearsalRecorder {
       const double f = e.decisions[i].forecast.median_ms;
       const Observation* o = truth->find(e.proposed[i]);
       if (!(std::isfinite(f) && f > 0) || !o || !o->measurement.ok() || !(o->measurement.median_ms > 0)) continue;
-      run->rehearsal.push_back({f, o->measurement.median_ms, incumbent_ms});
+      run->rehearsal.push_back({f, o->measurement.median_ms, incumbent_ms,
+                                std::isfinite(e.incumbent_forecast_ms) ? e.incumbent_forecast_ms : 0.0});
     }
   }
   void on_measured(const SearchMeasured& e) {

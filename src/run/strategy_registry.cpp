@@ -55,6 +55,14 @@ void load_screening_calibration(const StrategySettings& s, ScreeningStageOptions
   else if (!o.rehearsal_path.empty())
     o.rehearsal =
         std::make_shared<const std::vector<std::vector<ScreeningPair>>>(read_screening_rehearsal(o.rehearsal_path));
+  if (o.rehearsal && o.rule.reference == ScreeningReference::incumbent_forecast)
+    for (const auto& group : *o.rehearsal)
+      for (const auto& p : group)
+        if (!(p.incumbent_forecast_ms > 0))
+          throw invalid_argument_error(fmt::format(
+              "screen_rehearsal {}: screen_reference=incumbent_forecast needs the incumbent's forecast in every pair; "
+              "record the rehearsal with --option screen_reference=incumbent_forecast",
+              o.rehearsal_path.empty() ? std::string("(in memory)") : o.rehearsal_path));
 }
 
 // "list": the configurations the caller names (StrategySettings::configs), measured in the

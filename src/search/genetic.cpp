@@ -81,18 +81,22 @@ class ChildChoice {
       children.resize(std::min(children.size(), slots));
       return children;
     }
-    auto decisions = detail::search::decide_and_report(m_model, ctx, children);
-    for (std::size_t batch = 1; batch < m_batches && survivors(ctx, decisions) < slots; ++batch) {
+    const bool against_forecast = m_screening.wants_incumbent_forecast();
+    auto round = detail::search::decide_and_report(m_model, ctx, children, against_forecast);
+    auto& decisions = round.decisions;
+    // The model learns nothing between batches: the incumbent's forecast of the first holds.
+    const double incumbent_forecast = round.incumbent_forecast_ms;
+    for (std::size_t batch = 1; batch < m_batches && survivors(ctx, decisions, incumbent_forecast) < slots; ++batch) {
       auto more = breed(slots * per_place);
       if (more.empty()) break;
-      auto more_decisions = detail::search::decide_and_report(m_model, ctx, more);
+      auto more_round = detail::search::decide_and_report(m_model, ctx, more, against_forecast);
       std::move(more.begin(), more.end(), std::back_inserter(children));
-      std::move(more_decisions.begin(), more_decisions.end(), std::back_inserter(decisions));
+      std::move(more_round.decisions.begin(), more_round.decisions.end(), std::back_inserter(decisions));
     }
     Proposals proposals;
     proposals.configs = std::move(children);
     proposals.bred_end = proposals.configs.size();
-    (void)m_screening.screen(ctx, m_model, proposals, decisions, slots);
+    (void)m_screening.screen(ctx, m_model, proposals, decisions, slots, incumbent_forecast);
     std::vector<std::size_t> order(proposals.configs.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -102,18 +106,18 @@ class ChildChoice {
     std::vector<Config> chosen;
     for (const auto i : order) chosen.push_back(proposals.configs[i]);
     m_screening.remember(chosen, proposals, decisions,
-                         ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity());
+                         ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity(), incumbent_forecast);
     return chosen;
   }
 
  private:
   // Children the round's rule would keep (all of them when screening is off or nothing is measured).
-  std::size_t survivors(SearchContext& ctx, const std::vector<Decision>& decisions) {
+  std::size_t survivors(SearchContext& ctx, const std::vector<Decision>& decisions, double incumbent_forecast_ms) {
     if (!m_screening.enabled() || !ctx.best()) return decisions.size();
-    (void)m_screening.certify_round(ctx, m_model);
+    (void)m_screening.certify_round(ctx, m_model, incumbent_forecast_ms);
     const double incumbent = ctx.best()->best_ms;
     return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(), [&](const Decision& d) {
-      return !m_screening.skips(d, incumbent);
+      return !m_screening.skips(d, incumbent, incumbent_forecast_ms);
     }));
   }
 

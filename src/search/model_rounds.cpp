@@ -1,6 +1,7 @@
 #include "model_rounds.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <span>
 
 #include "gpuforecast/core/error.hpp"
@@ -19,16 +20,25 @@ void learn_new_observations(AnySelectivePredictor& model, RoundScreening& screen
   }
 }
 
-std::vector<Decision> decide_and_report(AnySelectivePredictor& model, SearchContext& ctx, const std::vector<Config>& configs) {
+RoundForecasts decide_and_report(AnySelectivePredictor& model, SearchContext& ctx, const std::vector<Config>& configs,
+                                 bool forecast_incumbent) {
   std::vector<Candidate> candidates;
-  candidates.reserve(configs.size());
+  candidates.reserve(configs.size() + 1);
   for (const auto& c : configs) candidates.push_back(ctx.candidate(c));
+  const TraceEntry* best = ctx.best();
+  const bool with_incumbent = forecast_incumbent && best && best->best_index > 0;
+  if (with_incumbent) candidates.push_back(ctx.candidate(ctx.trace().entries()[best->best_index - 1].config));
   const auto start = std::chrono::steady_clock::now();
-  auto decisions = model.decide(candidates);
+  RoundForecasts round{model.decide(candidates)};
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
-  ctx.report_forecasts(SearchForecasted{configs, decisions, seconds});
-  return decisions;
+  if (round.decisions.size() != candidates.size()) throw error("selective model returned a wrong number of decisions");
+  if (with_incumbent) {
+    const double f = round.decisions.back().forecast.median_ms;
+    if (std::isfinite(f) && f > 0) round.incumbent_forecast_ms = f;
+    round.decisions.pop_back();
+  }
+  ctx.report_forecasts(SearchForecasted{configs, round.decisions, seconds, round.incumbent_forecast_ms});
+  return round;
 }
 
 }  // namespace gpuforecast::detail::search

@@ -73,11 +73,12 @@ std::vector<Config> choose_round(AnySelectivePredictor& model, SearchContext& ct
     chosen.resize(std::min(chosen.size(), state.measurements));
     return chosen;
   }
-  auto decisions = detail::search::decide_and_report(model, ctx, proposals.configs);
-  (void)screening.screen(ctx, model, proposals, decisions, state.measurements);
+  auto round = detail::search::decide_and_report(model, ctx, proposals.configs, screening.wants_incumbent_forecast());
+  auto& decisions = round.decisions;
+  (void)screening.screen(ctx, model, proposals, decisions, state.measurements, round.incumbent_forecast_ms);
   auto chosen = select_batch(ctx.space(), proposals, decisions, state, optimism, o.acquisition, o.selection, rng);
-  screening.remember(chosen, proposals, decisions,
-                     ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity());
+  screening.remember(chosen, proposals, decisions, ctx.best() ? ctx.best()->best_ms : std::numeric_limits<double>::infinity(),
+                     round.incumbent_forecast_ms);
   return chosen;
 }
 

@@ -23,7 +23,7 @@ void check_options(const ScreeningOptions& o) {
 
 bool positive_time(double ms) { return std::isfinite(ms) && ms > 0; }
 
-void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n) {
+void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n, const ScreeningOptions& o) {
   const auto check = [&](double ms, const char* what) {
     if (!positive_time(ms))
       throw invalid_argument_error(
@@ -32,6 +32,8 @@ void check_pair(const ScreeningPair& p, std::size_t i, std::size_t n) {
   check(p.forecast_ms, "forecast");
   check(p.measured_ms, "measured");
   check(p.incumbent_ms, "incumbent");
+  if (o.reference == ScreeningReference::incumbent_forecast)
+    check(p.incumbent_forecast_ms, "incumbent forecast (needed: the rule sets forecasts against the incumbent's)");
 }
 
 // Improvement pairs below which nothing can be certified: (1 - alpha)^n > delta.
@@ -39,9 +41,13 @@ std::size_t improvements_needed(const ScreeningOptions& o) {
   return static_cast<std::size_t>(std::ceil(std::log(o.delta) / std::log1p(-o.alpha)));
 }
 
-// log(f / (I * (1 - tolerance))): the candidate is skipped at every margin below this.
-double skip_score(double forecast_ms, double incumbent_ms, double tolerance) {
-  return std::log(forecast_ms) - std::log(incumbent_ms) - std::log1p(-tolerance);
+double reference_of(const ScreeningOptions& o, double incumbent_ms, double incumbent_forecast_ms) {
+  return o.reference == ScreeningReference::incumbent_forecast ? incumbent_forecast_ms : incumbent_ms;
+}
+
+// log(f / (R * (1 - tolerance))): the candidate is skipped at every margin below this.
+double skip_score(double forecast_ms, double reference_ms, double tolerance) {
+  return std::log(forecast_ms) - std::log(reference_ms) - std::log1p(-tolerance);
 }
 
 }  // namespace
@@ -50,12 +56,13 @@ bool is_improvement(const ScreeningPair& p, double tolerance) noexcept {
   return positive_time(p.measured_ms) && p.measured_ms < p.incumbent_ms * (1 - tolerance);
 }
 
-bool ScreeningRule::skip(double forecast_ms, double incumbent_ms) const {
-  if (!positive_time(forecast_ms) || !positive_time(incumbent_ms))
-    throw invalid_argument_error(
-        fmt::format("screening: forecast {} ms against incumbent {} ms: both must be positive finite times",
-                    forecast_ms, incumbent_ms));
-  return certified && skip_score(forecast_ms, incumbent_ms, options.tolerance) > margin;
+bool ScreeningRule::skip(double forecast_ms, double incumbent_ms, double incumbent_forecast_ms) const {
+  const double reference = reference_of(options, incumbent_ms, incumbent_forecast_ms);
+  if (!positive_time(forecast_ms) || !positive_time(reference))
+    throw invalid_argument_error(fmt::format(
+        "screening: forecast {} ms against {} {} ms: both must be positive finite times", forecast_ms,
+        options.reference == ScreeningReference::incumbent_forecast ? "the incumbent's forecast" : "incumbent", reference));
+  return certified && skip_score(forecast_ms, reference, options.tolerance) > margin;
 }
 
 ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, const ScreeningOptions& o) {
@@ -67,9 +74,9 @@ ScreeningRule certify_screening(std::span<const ScreeningPair> calibration, cons
   std::vector<double> scores;  // s_j of the improvement pairs
   for (std::size_t i = 0; i < calibration.size(); ++i) {
     const auto& p = calibration[i];
-    check_pair(p, i, calibration.size());
+    check_pair(p, i, calibration.size(), o);
     if (is_improvement(p, o.tolerance))
-      scores.push_back(skip_score(p.forecast_ms, p.incumbent_ms, o.tolerance));
+      scores.push_back(skip_score(p.forecast_ms, reference_of(o, p.incumbent_ms, p.incumbent_forecast_ms), o.tolerance));
   }
   const std::size_t n = scores.size();
   rule.improvements = n;
@@ -129,7 +136,7 @@ ScreeningRule certify_screening_across(std::span<const std::vector<ScreeningPair
     widest.risk_upper_bound = bound;
     widest.reason.clear();
     widest.misses = static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [&](const ScreeningPair& p) {
-      return is_improvement(p, o.tolerance) && widest.skip(p.forecast_ms, p.incumbent_ms);
+      return is_improvement(p, o.tolerance) && widest.skip(p.forecast_ms, p.incumbent_ms, p.incumbent_forecast_ms);
     }));
   } else if (widest.reason.empty()) {
     widest.reason = fmt::format("no group of the {} certified a margin", groups.size());
@@ -138,12 +145,12 @@ ScreeningRule certify_screening_across(std::span<const std::vector<ScreeningPair
 }
 
 ScreeningRule certify_screening(std::span<const double> forecast_ms, std::span<const double> measured_ms,
-                                double incumbent_ms, const ScreeningOptions& options) {
+                                double incumbent_ms, const ScreeningOptions& options, double incumbent_forecast_ms) {
   if (forecast_ms.size() != measured_ms.size())
     throw invalid_argument_error(fmt::format("screening calibration needs one measurement per forecast, got {} and {}",
                                              forecast_ms.size(), measured_ms.size()));
   std::vector<ScreeningPair> pairs(forecast_ms.size());
-  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {forecast_ms[i], measured_ms[i], incumbent_ms};
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {forecast_ms[i], measured_ms[i], incumbent_ms, incumbent_forecast_ms};
   return certify_screening(pairs, options);
 }
 

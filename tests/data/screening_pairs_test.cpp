@@ -42,6 +42,29 @@ TEST_CASE("screening pairs read back as written, gzip and plain, one file or a f
   CHECK(read_screening_rehearsal((dir.path() / "rehearsal" / "A100.csv").string()).size() == 1);
 }
 
+TEST_CASE("screening pairs keep the incumbent's forecasts when every pair has one") {
+  const test::TempDir dir;
+  const std::vector<ScreeningPair> with{{1.5, 2.0, 1.75, 1.6}, {3.0, 1.0, 1.75, 1.9}};
+  const auto path = (dir.path() / "with.csv").string();
+  write_screening_pairs(with, path);
+  const auto back = read_screening_pairs(path);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].incumbent_forecast_ms == 1.6);
+  CHECK(back[1].incumbent_forecast_ms == 1.9);
+  // One pair without: the column is left out rather than written with a placeholder.
+  auto mixed = with;
+  mixed[1].incumbent_forecast_ms = 0;
+  write_screening_pairs(mixed, path);
+  const auto three = read_screening_pairs(path);
+  REQUIRE(three.size() == 2);
+  CHECK(three[0].incumbent_forecast_ms == 0);
+  // A four-column file holds four fields on every line, each a positive time.
+  std::ofstream(path) << "forecast_ms,measured_ms,incumbent_ms,incumbent_forecast_ms\n1,2,3,4\n1,2,3\n";
+  CHECK_THROWS_WITH(read_screening_pairs(path), Contains("with.csv") && Contains("line 3: expected 4 fields, found 3"));
+  std::ofstream(path) << "forecast_ms,measured_ms,incumbent_ms,incumbent_forecast_ms\n1,2,3,-4\n";
+  CHECK_THROWS_WITH(read_screening_pairs(path), Contains("line 2") && Contains("incumbent_forecast_ms -4"));
+}
+
 TEST_CASE("a malformed screening pairs file is refused with its name and line") {
   const test::TempDir dir;
   const auto refused = [&](const std::string& text, const std::string& expected) {

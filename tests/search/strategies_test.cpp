@@ -295,6 +295,22 @@ TEST_CASE("screened evolution calibrated by a rehearsal on another device screen
   CHECK(again.runs[1].trace.entries().back().config == result.runs[1].trace.entries().back().config);
   CHECK(again.runs[1].screening.skipped == result.runs[1].screening.skipped);
 
+  // Screened evolution sets the children against the model's forecast of the incumbent: every
+  // pair of its rehearsal carries it. A rehearsal without it (recorded against the incumbent's
+  // time) is refused by name, and screening against the time takes it.
+  for (const auto& group : *pairs)
+    for (const auto& p : group) REQUIRE(p.incumbent_forecast_ms > 0);
+  auto pairs_by_time = std::make_shared<std::vector<std::vector<ScreeningPair>>>(*pairs);
+  for (auto& p : pairs_by_time->front()) p.incumbent_forecast_ms = 0;
+  Plan by_time = screened;
+  by_time.seeds = 1;
+  by_time.settings.screening_rehearsal = pairs_by_time;
+  CHECK_THROWS_WITH(gpuforecast::run(by_time), Catch::Contains("screen_reference=incumbent_forecast"));
+  by_time.settings.options["screen_reference"] = "incumbent_time";
+  const auto timed = gpuforecast::run(by_time);
+  CHECK(timed.runs[0].trace.size() == 80);
+  CHECK(timed.runs[0].screening.skipped > 0);
+
   // Two calibrations of one rule are refused.
   screened.settings.screening_calibration = std::make_shared<const std::vector<Observation>>(other->observations);
   CHECK_THROWS_WITH(gpuforecast::run(screened), Catch::Contains("give one"));

@@ -56,6 +56,37 @@ TEST_CASE("screening takes the narrowest margin the fixed sequence certifies") {
   CHECK(tolerant.margin == Approx(rule.margin - std::log(0.9)));
 }
 
+TEST_CASE("screening against the incumbent's forecast sets each forecast against the model's forecast of the incumbent") {
+  // The scores of the test above, but every pair's incumbent forecast is twice the incumbent's
+  // time: against the forecast the scores fall by log 2, and so does the margin.
+  std::vector<ScreeningPair> pairs;
+  for (int j = 1; j <= 60; ++j) pairs.push_back({std::exp(0.01 * j), 0.5, 1.0, 2.0});
+  const auto by_time = certify_screening(pairs);
+  ScreeningOptions o;
+  o.reference = ScreeningReference::incumbent_forecast;
+  const auto by_forecast = certify_screening(pairs, o);
+  REQUIRE(by_time.certified);
+  REQUIRE(by_forecast.certified);
+  CHECK(by_forecast.margin == Approx(by_time.margin - std::log(2.0)));
+  CHECK(by_forecast.misses == by_time.misses);
+  // A candidate is set against the incumbent's forecast, not its time.
+  const double f = 2.0 * std::exp(by_forecast.margin + 0.001);
+  CHECK(by_forecast.skip(f, 1.0, 2.0));
+  CHECK_FALSE(by_forecast.skip(f, 1.0, 4.0));
+  // Whether a pair is an improvement is still judged by the incumbent's time.
+  std::vector<ScreeningPair> slower(30, ScreeningPair{1.0, 1.5, 1.0, 2.0});
+  CHECK(certify_screening(slower, o).improvements == 0);
+  // Without the incumbent's forecast neither a pair nor a candidate can be judged.
+  pairs[7].incumbent_forecast_ms = 0;
+  CHECK_THROWS_WITH(certify_screening(pairs, o), Contains("pair 7 of 60") && Contains("incumbent forecast"));
+  CHECK_NOTHROW(certify_screening(pairs));  // against the time it is not needed
+  CHECK_THROWS_WITH(by_forecast.skip(f, 1.0), Contains("incumbent's forecast"));
+  // The offline form takes it as an argument.
+  const std::vector<double> forecasts(30, 1.0), measured(30, 0.5);
+  CHECK(certify_screening(forecasts, measured, 1.0, o, 2.0).certified);
+  CHECK_THROWS_WITH(certify_screening(forecasts, measured, 1.0, o), Contains("incumbent forecast"));
+}
+
 TEST_CASE("screening rejects bad calibration pairs and options by name") {
   std::vector<ScreeningPair> pairs{{1.0, 1.0, 2.0}, {1.0, std::nan(""), 2.0}};
   CHECK_THROWS_WITH(certify_screening(pairs), Contains("pair 1 of 2") && Contains("measured"));

@@ -18,6 +18,7 @@
 // SearchContext::add_observer(obs) keeps a copy; add_observer(std::ref(obs)) keeps a reference.
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ struct SearchForecasted {
   std::span<const Config> proposed;     // every candidate the model decided on this round
   std::span<const Decision> decisions;  // one per proposed candidate, in the same order
   double seconds = 0;                   // wall time the model took to decide them
+  // The model's forecast of the incumbent (the best measured), made with the candidates' so
+  // that screening can set them against it; NaN before anything was measured.
+  double incumbent_forecast_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct SearchScreened {

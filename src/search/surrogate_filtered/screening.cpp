@@ -18,6 +18,13 @@ const OptionsTable<ScreeningStageOptions>& screening_stage_options_table() {
           "drop the proposals certified as no improvement over the incumbent before ranking")
         .add("screen_alpha", [](ScreeningStageOptions& o) -> double& { return o.rule.alpha; },
              "allowed share of true improvements screened out", OptionRange::between(0.001, 0.999))
+        .add_choice("screen_reference", [](ScreeningStageOptions& o) -> ScreeningReference& { return o.rule.reference; },
+                    std::vector<std::pair<std::string, ScreeningReference>>{
+                        {"incumbent_time", ScreeningReference::incumbent_time},
+                        {"incumbent_forecast", ScreeningReference::incumbent_forecast}},
+                    "what a forecast is set against: the incumbent's measured time, or the model's forecast of the "
+                    "incumbent made with it (an error the model makes on both cancels); a rehearsal recorded with "
+                    "incumbent_forecast keeps the incumbent's forecasts")
         .add("screen_delta", [](ScreeningStageOptions& o) -> double& { return o.rule.delta; },
              "allowed probability that the miss-rate guarantee fails", OptionRange::between(0.001, 0.999))
         .add("screen_tolerance", [](ScreeningStageOptions& o) -> double& { return o.rule.tolerance; },
@@ -97,7 +104,7 @@ RoundScreening::RoundScreening(ScreeningStageOptions options) : m_options(std::m
 }
 
 std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext& ctx, AnySelectivePredictor& model,
-                                                                   double incumbent_ms) {
+                                                             double incumbent_ms, double incumbent_forecast_ms) {
   if (!m_options.calibration) return m_pairs;
   // Forecast by the current model; what the search measured is in its training set and left out.
   std::vector<Candidate> unseen;
@@ -110,38 +117,49 @@ std::vector<ScreeningPair> RoundScreening::calibration_pairs(const SearchContext
   const auto decisions = model.decide(unseen);
   std::vector<ScreeningPair> pairs;
   for (std::size_t i = 0; i < decisions.size(); ++i)
-    if (usable_forecast(decisions[i])) pairs.push_back({decisions[i].forecast.median_ms, measured[i], incumbent_ms});
+    if (usable_forecast(decisions[i]))
+      pairs.push_back({decisions[i].forecast.median_ms, measured[i], incumbent_ms, incumbent_forecast_ms});
   return pairs;
 }
 
-const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, AnySelectivePredictor& model) {
+const ScreeningRule& RoundScreening::certify_round(const SearchContext& ctx, AnySelectivePredictor& model,
+                                                   double incumbent_forecast_ms) {
   if (!ctx.best()) return m_rule;
+  // Offline pairs set against the incumbent's forecast need one; without it nothing is certified.
+  if (m_options.calibration && wants_incumbent_forecast() && !(incumbent_forecast_ms > 0)) {
+    m_rule = certify_screening(std::span<const ScreeningPair>{}, m_options.rule);
+    m_rule.reason = "no forecast of the incumbent this round";
+    m_rule_at = static_cast<std::size_t>(-1);
+    return m_rule;
+  }
   // A rehearsal's rule holds for every round; the others change with the incumbent, the model
   // and the pairs, all of which change only when a measurement lands.
   const std::size_t at = m_options.rehearsal ? 0 : ctx.measurement_count();
   if (at != m_rule_at) {
     m_rule = m_options.rehearsal ? certify_screening_across(*m_options.rehearsal, m_options.rule)
-                                 : certify_screening(calibration_pairs(ctx, model, ctx.best()->best_ms), m_options.rule);
+                                 : certify_screening(calibration_pairs(ctx, model, ctx.best()->best_ms, incumbent_forecast_ms),
+                                                     m_options.rule);
     m_rule_at = at;
   }
   return m_rule;
 }
 
-bool RoundScreening::skips(const Decision& d, double incumbent_ms) const {
-  return usable_forecast(d) && m_rule.skip(d.forecast.median_ms, incumbent_ms);
+bool RoundScreening::skips(const Decision& d, double incumbent_ms, double incumbent_forecast_ms) const {
+  if (wants_incumbent_forecast() && !(std::isfinite(incumbent_forecast_ms) && incumbent_forecast_ms > 0)) return false;
+  return usable_forecast(d) && m_rule.skip(d.forecast.median_ms, incumbent_ms, incumbent_forecast_ms);
 }
 
 std::size_t RoundScreening::screen(SearchContext& ctx, AnySelectivePredictor& model, Proposals& proposals,
-                                         std::vector<Decision>& decisions, std::size_t keep) {
+                                   std::vector<Decision>& decisions, std::size_t keep, double incumbent_forecast_ms) {
   if (!enabled() || !ctx.best()) return 0;
   if (decisions.size() != proposals.configs.size())
     throw error("screening: the model returned a wrong number of decisions");
   const double incumbent = ctx.best()->best_ms;
-  (void)certify_round(ctx, model);
+  (void)certify_round(ctx, model, incumbent_forecast_ms);
   std::vector<bool> skipped(proposals.configs.size(), false);
   std::size_t dropped = 0;
   for (std::size_t i = 0; i < skipped.size(); ++i) {
-    skipped[i] = skips(decisions[i], incumbent);
+    skipped[i] = skips(decisions[i], incumbent, incumbent_forecast_ms);
     dropped += skipped[i] ? 1 : 0;
   }
   restore_lowest(skipped, dropped, decisions, keep);
@@ -151,7 +169,7 @@ std::size_t RoundScreening::screen(SearchContext& ctx, AnySelectivePredictor& mo
 }
 
 void RoundScreening::remember(std::span<const Config> picks, const Proposals& proposals,
-                                    std::span<const Decision> decisions, double incumbent_ms) {
+                              std::span<const Decision> decisions, double incumbent_ms, double incumbent_forecast_ms) {
   if (!enabled() || !std::isfinite(incumbent_ms)) return;
   std::unordered_map<std::string, const Decision*> by_key;
   for (std::size_t i = 0; i < proposals.configs.size() && i < decisions.size(); ++i)
@@ -159,7 +177,7 @@ void RoundScreening::remember(std::span<const Config> picks, const Proposals& pr
   for (const auto& c : picks) {
     const auto it = by_key.find(c.key());
     if (it != by_key.end() && usable_forecast(*it->second))
-      m_pending[it->first] = {it->second->forecast.median_ms, incumbent_ms};
+      m_pending[it->first] = {it->second->forecast.median_ms, incumbent_ms, incumbent_forecast_ms};
   }
 }
 
@@ -168,7 +186,9 @@ void RoundScreening::learn(std::span<const Observation> landed) {
     const auto it = m_pending.find(o.candidate.config.key());
     if (it == m_pending.end()) continue;
     const double y = o.measurement.median_ms;
-    if (o.measurement.ok() && std::isfinite(y) && y > 0) m_pairs.push_back({it->second.forecast_ms, y, it->second.incumbent_ms});
+    if (o.measurement.ok() && std::isfinite(y) && y > 0 &&
+        (!wants_incumbent_forecast() || it->second.incumbent_forecast_ms > 0))
+      m_pairs.push_back({it->second.forecast_ms, y, it->second.incumbent_ms, it->second.incumbent_forecast_ms});
     m_pending.erase(it);
   }
 }

@@ -82,12 +82,21 @@ class RoundScreening {
   explicit RoundScreening(ScreeningStageOptions options = {});
   [[nodiscard]] bool enabled() const noexcept { return m_options.enabled; }
 
+  // Whether the rule sets forecasts against the model's forecast of the incumbent, which the
+  // round's decisions must then come with (model_rounds.hpp).
+  [[nodiscard]] bool wants_incumbent_forecast() const noexcept {
+    return m_options.rule.reference == ScreeningReference::incumbent_forecast;
+  }
+
   // The rule of this round (the last one when nothing was measured since), certified on the
-  // calibration of `calibration_pairs`.
-  const ScreeningRule& certify_round(const SearchContext& ctx, AnySelectivePredictor& model);
-  // Whether the last certified rule skips a candidate so decided against `incumbent_ms` (a
-  // decision without a usable forecast is never skipped).
-  [[nodiscard]] bool skips(const Decision& decision, double incumbent_ms) const;
+  // calibration of `calibration_pairs`; `incumbent_forecast_ms` is the model's forecast of the
+  // incumbent this round (offline calibration sets the file's forecasts against it).
+  const ScreeningRule& certify_round(const SearchContext& ctx, AnySelectivePredictor& model,
+                                     double incumbent_forecast_ms);
+  // Whether the last certified rule skips a candidate so decided against the incumbent (its time
+  // and the model's forecast of it). A decision without a usable forecast, or a rule against the
+  // incumbent's forecast when there is none, never skips.
+  [[nodiscard]] bool skips(const Decision& decision, double incumbent_ms, double incumbent_forecast_ms) const;
   // Drops what the rule certifies from `proposals` and `decisions` (one per proposal), reports
   // the round to ctx's observers and returns how many were dropped. At least `keep` proposals
   // stay (those of the lowest forecasts among the certified ones are kept when too few
@@ -95,10 +104,11 @@ class RoundScreening {
   // screening is off or nothing has been measured yet.
   // With offline calibration, `model` forecasts the calibration measurements.
   std::size_t screen(SearchContext& ctx, AnySelectivePredictor& model, Proposals& proposals, std::vector<Decision>& decisions,
-                     std::size_t keep);
-  // Remembers the forecasts of the round's picks, made against `incumbent_ms`.
+                     std::size_t keep, double incumbent_forecast_ms);
+  // Remembers the forecasts of the round's picks, made against the incumbent (its time and the
+  // model's forecast of it).
   void remember(std::span<const Config> picks, const Proposals& proposals, std::span<const Decision> decisions,
-                double incumbent_ms);
+                double incumbent_ms, double incumbent_forecast_ms);
   // Turns the landed measurements of remembered picks into calibration pairs. A pick that
   // failed is no improvement of anything and gives no pair.
   void learn(std::span<const Observation> landed);
@@ -108,11 +118,13 @@ class RoundScreening {
 
  private:
   // The pairs the round's rule is calibrated on.
-  std::vector<ScreeningPair> calibration_pairs(const SearchContext& ctx, AnySelectivePredictor& model, double incumbent_ms);
+  std::vector<ScreeningPair> calibration_pairs(const SearchContext& ctx, AnySelectivePredictor& model, double incumbent_ms,
+                                               double incumbent_forecast_ms);
   ScreeningStageOptions m_options;
   struct Pending {
     double forecast_ms;
     double incumbent_ms;
+    double incumbent_forecast_ms;
   };
   std::unordered_map<std::string, Pending> m_pending;  // by Config::key()
   std::vector<ScreeningPair> m_pairs;
