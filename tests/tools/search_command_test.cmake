@@ -53,3 +53,10 @@ if(mean STREQUAL default)
   message(FATAL_ERROR "--sampling mean gave the same runs as the default one_run sampling: the option was lost")
 endif()
 run(sampling fail "expected one_run, bootstrap, median or mean" --strategy genetic --sampling average)
+
+# --screen reference= reaches the screening of the genetic strategy's children; a bad one is
+# refused with the choices.
+run(screen_reference ok "\"genetic\"" --strategy genetic --option children_per_measurement=4
+    --screen alpha=0.1,delta=0.1,reference=incumbent_time --json)
+run(screen_reference_bad fail "incumbent_time, incumbent_forecast" --strategy genetic --option children_per_measurement=4
+    --screen reference=latest)

@@ -40,7 +40,7 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
   return out;
 }
 
-// --screen alpha=A,delta=D[,tolerance=T][,calibration=FILE | ,rehearsal=FILE]: the screening options of the
+// --screen alpha=A,delta=D[,tolerance=T][,reference=R][,calibration=FILE | ,rehearsal=FILE]: the screening options of the
 // strategies that screen (surrogate, and genetic with children_per_measurement > 1).
 void add_screening_options(SearchArgs& a) {
   if (a.screen.empty()) return;
@@ -57,10 +57,10 @@ void add_screening_options(SearchArgs& a) {
       const auto eq = item.find('=');
       const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
       if (eq == std::string::npos || (name != "alpha" && name != "delta" && name != "tolerance" &&
-                                      name != "calibration" && name != "rehearsal"))
+                                      name != "reference" && name != "calibration" && name != "rehearsal"))
         throw invalid_argument_error(
-            fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,calibration=FILE | ,rehearsal=FILE] (or "
-                        "\"on\" for the defaults), not \"{}\"",
+            fmt::format("--screen {}: expected alpha=A,delta=D[,tolerance=T][,reference=incumbent_time|incumbent_forecast]"
+                        "[,calibration=FILE | ,rehearsal=FILE] (or \"on\" for the defaults), not \"{}\"",
                         a.screen, item));
       items.emplace_back("screen_" + name, item.substr(eq + 1));
     }
@@ -139,6 +139,7 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
                     "surrogate strategy, genetic with children_per_measurement > 1: drop proposals certified as no "
                     "improvement over the incumbent, missing at most "
                     "a share alpha of true improvements with probability 1 - delta: alpha=A,delta=D[,tolerance=T]"
+                    "[,reference=incumbent_time|incumbent_forecast: what forecasts are set against]"
                     "[,calibration=FILE of the device's measurements, not trained on | ,rehearsal=FILE or FOLDER of "
                     "pairs written by --rehearsal-out on other devices], or on");
   search.add_option("--rehearsal-out", args.rehearsal_out,
