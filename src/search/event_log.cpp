@@ -162,6 +162,7 @@ void EventLog::on_forecasted(const SearchForecasted& e) {
   line["answered"] = answered;
   line["deferred"] = e.proposed.size() - answered;
   line["best_forecast_ms"] = number(best_forecast);
+  if (std::isfinite(e.incumbent_forecast_ms)) line["incumbent_forecast_ms"] = number(e.incumbent_forecast_ms);
   line["decide_s"] = number(e.seconds);
   write_line(s.file, m_path, std::move(line));
 }

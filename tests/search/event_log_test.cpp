@@ -54,11 +54,12 @@ struct FlushChecker {
   }
 };
 
-std::vector<nlohmann::json> run_logged_search(const fs::path& path, std::uint64_t seed, FlushChecker* checker) {
+std::vector<nlohmann::json> run_logged_search(const fs::path& path, std::uint64_t seed, FlushChecker* checker,
+                                              const std::string& screen_reference = "incumbent_time") {
   auto data = std::make_shared<const SpaceData>(load_replay_space(test::cache_file("convolution_milo", "A100").string()));
   StrategySettings settings;
   settings.seed = seed;
-  settings.options = {{"screen", "true"}};
+  settings.options = {{"screen", "true"}, {"screen_reference", screen_reference}};
   SearchContext ctx(data->space, data->observations.front().candidate, ReplayBenchmarker(data), Budget{50});
   ctx.add_observer(EventLog(path.string(), {"surrogate seed " + std::to_string(seed)}));
   if (checker) ctx.add_observer(std::ref(*checker));
@@ -69,6 +70,21 @@ std::vector<nlohmann::json> run_logged_search(const fs::path& path, std::uint64_
 }
 
 }  // namespace
+
+TEST_CASE("screening against the incumbent's forecast logs that forecast with each round's forecasts", "[search][data]") {
+  const fs::path path = fs::temp_directory_path() / "gpuforecast_event_log_incumbent_test.jsonl";
+  const auto lines = run_logged_search(path, 5, nullptr, "incumbent_forecast");
+  std::size_t forecasts = 0;
+  for (const auto& l : lines) {
+    if (l["event"] != "forecasts") continue;
+    INFO(l.dump());
+    ++forecasts;
+    REQUIRE(l.contains("incumbent_forecast_ms"));  // the model ranks only once something is measured
+    CHECK(l["incumbent_forecast_ms"].get<double>() > 0);
+  }
+  CHECK(forecasts > 5);
+  fs::remove(path);
+}
 
 TEST_CASE("a replayed search's event log holds every event in order, each written as it happens", "[search][data]") {
   const fs::path path = fs::temp_directory_path() / "gpuforecast_event_log_test.jsonl";
@@ -117,6 +133,8 @@ TEST_CASE("a replayed search's event log holds every event in order, each writte
   CHECK(measured == 50);
   CHECK(forecasts > 5);
   CHECK(screened == forecasts);  // screening on: every ranked round is screened too
+  // Screening against the incumbent's time asks the model nothing about the incumbent.
+  for (const auto& l : lines) CHECK_FALSE(l.contains("incumbent_forecast_ms"));
   // The initial design is measured without a forecast; everything the model chose has one.
   CHECK(with_forecast >= 30);
   // The end line sums up the screening and the intervals of what was measured.
