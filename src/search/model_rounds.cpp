@@ -25,9 +25,9 @@ RoundForecasts decide_and_report(AnySelectivePredictor& model, SearchContext& ct
   std::vector<Candidate> candidates;
   candidates.reserve(configs.size() + 1);
   for (const auto& c : configs) candidates.push_back(ctx.candidate(c));
-  const TraceEntry* best = ctx.best();
-  const bool with_incumbent = forecast_incumbent && best && best->best_index > 0;
-  if (with_incumbent) candidates.push_back(ctx.candidate(ctx.trace().entries()[best->best_index - 1].config));
+  const TraceEntry* incumbent = ctx.best();  // the entry of the best ok measurement, null before one
+  const bool with_incumbent = forecast_incumbent && incumbent;
+  if (with_incumbent) candidates.push_back(ctx.candidate(incumbent->config));
   const auto start = std::chrono::steady_clock::now();
   RoundForecasts round{model.decide(candidates)};
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
