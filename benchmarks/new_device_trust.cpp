@@ -9,6 +9,10 @@
 //                 the new GPU is; the new GPU's K points only correct its forecasts.
 //   own K         adapt_to_device: a share of the K points fits the correction, the rest certify.
 //
+// --views (cross-device only): instead of one forecast per configuration, one per GPU the model
+// was trained on (view_stacking.hpp), stacked by each GPU's K measurements: `joint`, the model
+// trained on those GPUs together forecasting as each of them; `per-device`, one model per GPU.
+//
 // Reported: the share of the held-out GPU's other configurations answered without measuring, the
 // realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
 // plus two binomial standard deviations). Losses: relative_error (|t_hat - t| / t > 10%,
@@ -16,7 +20,7 @@
 // K points, confidence = top-bin probability; needs K >= 3).
 //
 //   new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]
-//                    [--rehearsal vendor|all] [--out FILE.jsonl] [--json]
+//                    [--rehearsal vendor|all] [--views none|joint|per-device] [--out FILE.jsonl] [--json]
 //
 // --out keeps one line per finished split; a rerun with the same file skips the splits it holds
 // and prints the table over all of them.
@@ -62,6 +66,7 @@ struct Args {
   std::size_t seeds = 20;
   std::string surrogate = "default";
   std::string rehearsal = "vendor";  // rehearsal GPUs: the held-out GPU's vendor, or all
+  std::string views = "none";        // none, joint or per-device
   double adapt_fraction = 0.3, alpha = 0.1, delta = 0.1;
   CrossDeviceOptions cross;
   fs::path out;
@@ -74,7 +79,7 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]\n"
       "                        [--losses relative_error,wrong_bin] [--surrogate default] [--rehearsal vendor|all]\n"
-      "                        [--steps 20] [--start-fraction 0.05] [--check-max-loss 0.1] [--adapt-fraction 0.3]\n"
+      "                        [--views none|joint|per-device] [--steps 20] [--start-fraction 0.05] [--check-max-loss 0.1] [--adapt-fraction 0.3]\n"
       "                        [--alpha 0.1] [--delta 0.1] [--out FILE.jsonl] [--json] [--explain]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -84,6 +89,7 @@ Args parse(int argc, char** argv) {
       .number("--seeds", a.seeds)
       .text("--surrogate", a.surrogate)
       .text("--rehearsal", a.rehearsal)
+      .text("--views", a.views)
       .number("--steps", a.cross.steps)
       .number("--start-fraction", a.cross.start_fraction)
       .number("--check-max-loss", a.cross.check_max_loss)
@@ -97,6 +103,8 @@ Args parse(int argc, char** argv) {
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
   if (a.rehearsal != "vendor" && a.rehearsal != "all")
     throw invalid_argument_error(fmt::format("--rehearsal is vendor or all, got {}", a.rehearsal));
+  if (a.views != "none" && a.views != "joint" && a.views != "per-device")
+    throw invalid_argument_error(fmt::format("--views is none, joint or per-device, got {}", a.views));
   for (const auto& l : a.losses) (void)parse_deferral_loss(l);
   return a;
 }
@@ -131,34 +139,73 @@ class ForecastMemo {
 
   const std::vector<Forecast>& of(std::size_t space, const std::set<std::string>& left_out) {
     const Space& s = m_spaces[space];
-    std::vector<Observation> train;
-    std::string key = s.kernel;
-    for (const auto& o : m_spaces)
-      if (o.kernel == s.kernel && o.vendor == s.vendor && !left_out.count(o.device)) {
-        train.insert(train.end(), o.observations.begin(), o.observations.end());
-        key += "|" + o.device;
-      }
-    if (train.empty())
+    const std::vector<std::size_t> sources = training_spaces(space, left_out);
+    AnySurrogate& model = fitted(sources);
+    const std::string key = model_key(sources) + "->" + s.device;
+    auto f = m_forecasts.find(key);
+    if (f == m_forecasts.end()) f = m_forecasts.emplace(key, model.predict(s.candidates)).first;
+    return f->second;
+  }
+
+  // One forecast per training GPU of the space's kernel (not left out) for each configuration:
+  // `joint` by the model of them all forecasting as each GPU, `per-device` by each GPU's own model.
+  const std::vector<ViewForecasts>& views_of(std::size_t space, const std::set<std::string>& left_out) {
+    const Space& s = m_spaces[space];
+    const std::vector<std::size_t> sources = training_spaces(space, left_out);
+    const std::string key = m_args.views + ":" + model_key(sources) + "->" + s.device;
+    auto found = m_views.find(key);
+    if (found != m_views.end()) return found->second;
+    std::vector<ViewForecasts> views(s.candidates.size());
+    for (const std::size_t o : sources) {
+      std::vector<Candidate> as_there = s.candidates;
+      for (auto& c : as_there) c.device = m_spaces[o].candidates.front().device;
+      AnySurrogate& model = m_args.views == "joint" ? fitted(sources) : fitted({o});
+      const std::vector<Forecast> f = model.predict(as_there);
+      for (std::size_t i = 0; i < f.size(); ++i) views[i].push_back(f[i]);
+    }
+    return m_views.emplace(key, std::move(views)).first->second;
+  }
+  [[nodiscard]] std::size_t fits() const { return m_fits; }
+
+ private:
+  // The kernel's other spaces of the same vendor (AMD and NVIDIA rank these kernels differently:
+  // datasets README), leaving out the given GPUs.
+  std::vector<std::size_t> training_spaces(std::size_t space, const std::set<std::string>& left_out) const {
+    const Space& s = m_spaces[space];
+    std::vector<std::size_t> sources;
+    for (std::size_t o = 0; o < m_spaces.size(); ++o)
+      if (m_spaces[o].kernel == s.kernel && m_spaces[o].vendor == s.vendor && !left_out.count(m_spaces[o].device))
+        sources.push_back(o);
+    if (sources.empty())
       throw invalid_argument_error(fmt::format("{} / {}: no other {} GPU to train on", s.kernel, s.device, s.vendor));
+    return sources;
+  }
+  std::string model_key(const std::vector<std::size_t>& sources) const {
+    std::string key = m_spaces[sources.front()].kernel;
+    for (const std::size_t o : sources) key += "|" + m_spaces[o].device;
+    return key;
+  }
+  // Each distinct training set is fitted once.
+  AnySurrogate& fitted(const std::vector<std::size_t>& sources) {
+    const std::string key = model_key(sources);
     auto model = m_models.find(key);
     if (model == m_models.end()) {
+      std::vector<Observation> train;
+      for (const std::size_t o : sources)
+        train.insert(train.end(), m_spaces[o].observations.begin(), m_spaces[o].observations.end());
       AnySurrogate m = make_surrogate(m_args.surrogate, 1);
       m.fit(train);
       model = m_models.emplace(key, std::move(m)).first;
       ++m_fits;
     }
-    const std::string fkey = key + "->" + s.device;
-    auto f = m_forecasts.find(fkey);
-    if (f == m_forecasts.end()) f = m_forecasts.emplace(fkey, model->second.predict(s.candidates)).first;
-    return f->second;
+    return model->second;
   }
-  [[nodiscard]] std::size_t fits() const { return m_fits; }
 
- private:
   const Args& m_args;
   const std::vector<Space>& m_spaces;
   std::map<std::string, AnySurrogate> m_models;
   std::map<std::string, std::vector<Forecast>> m_forecasts;
+  std::map<std::string, std::vector<ViewForecasts>> m_views;
   std::size_t m_fits = 0;
 };
 
@@ -194,11 +241,13 @@ CalibrationOptions calibration_options(const Args& a, DeferralLoss loss, std::ui
 struct Draw {
   std::vector<Candidate> kc;
   std::vector<Forecast> kf;
+  std::vector<ViewForecasts> kv;  // with --views
   std::vector<double> kt;
   std::vector<std::size_t> rest;
 };
 
-Draw draw(const Space& s, const std::vector<Forecast>& f, std::size_t k, std::uint64_t seed) {
+Draw draw(const Space& s, const std::vector<Forecast>& f, const std::vector<ViewForecasts>* views, std::size_t k,
+          std::uint64_t seed) {
   std::vector<std::size_t> order(s.candidates.size());
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(seed * 7919 + k);
@@ -207,6 +256,7 @@ Draw draw(const Space& s, const std::vector<Forecast>& f, std::size_t k, std::ui
   for (std::size_t i = 0; i < k; ++i) {
     d.kc.push_back(s.candidates[order[i]]);
     d.kf.push_back(f[order[i]]);
+    if (views) d.kv.push_back((*views)[order[i]]);
     d.kt.push_back(s.times[order[i]]);
   }
   d.rest.assign(order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
@@ -241,28 +291,43 @@ void explain(const CrossDeviceRule& rule) {
 std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std::size_t target, ForecastMemo& memo) {
   const Space& t = spaces[target];
   const auto& tf = memo.of(target, {t.device});
+  const bool views = a.views != "none";
+  const std::vector<ViewForecasts>* tv = views ? &memo.views_of(target, {t.device}) : nullptr;
   std::vector<std::size_t> units;
   for (std::size_t u = 0; u < spaces.size(); ++u)
     if (spaces[u].device != t.device && (a.rehearsal == "all" || spaces[u].vendor == t.vendor)) units.push_back(u);
   std::vector<RehearsalDevice> rehearsal;
-  for (const std::size_t u : units)
-    rehearsal.push_back({spaces[u].kernel + "/" + spaces[u].device, spaces[u].candidates,
-                         memo.of(u, {spaces[u].device, t.device}), spaces[u].times});
+  for (const std::size_t u : units) {
+    RehearsalDevice d{spaces[u].kernel + "/" + spaces[u].device, spaces[u].candidates, {}, spaces[u].times, {}};
+    if (views)
+      d.views = memo.views_of(u, {spaces[u].device, t.device});
+    else
+      d.forecasts = memo.of(u, {spaces[u].device, t.device});
+    rehearsal.push_back(std::move(d));
+  }
   std::vector<json> rows;
   for (const auto& loss_name : a.losses) {
     const DeferralLoss loss = parse_deferral_loss(loss_name);
     for (const std::size_t k : a.ks) {
-      if (k == 0 && loss == DeferralLoss::wrong_bin) continue;  // no measured reference
+      // K = 0: no measured reference for wrong_bin, nothing to stack views with.
+      if (k == 0 && (loss == DeferralLoss::wrong_bin || views)) continue;
       Cell cross, own;
       for (std::size_t seed = 1; seed <= a.seeds; ++seed) {
-        const Draw d = draw(t, tf, k, seed);
+        const Draw d = draw(t, tf, tv, k, seed);
         CrossDeviceOptions co = a.cross;
         co.samples = k;
         co.calibration = calibration_options(a, loss, seed);
         const CrossDeviceRule rule = rehearse_new_device(rehearsal, co);
         if (a.explain && seed == 1) explain(rule);
-        const auto adapted = adapt_with_rule(rule, t.candidates.front().device->name, d.kc, d.kf, d.kt, t.candidates, tf);
-        judge(adapted.calibrator, t, tf, d, a.alpha, cross);
+        const std::string& device = t.candidates.front().device->name;
+        if (views) {
+          const auto adapted = adapt_with_rule(rule, device, d.kc, d.kv, d.kt, t.candidates, *tv);
+          std::vector<Forecast> stacked;
+          for (const auto& v : *tv) stacked.push_back(adapted.stacking->apply(v));
+          judge(adapted.calibrator, t, stacked, d, a.alpha, cross);
+        } else {
+          judge(adapt_with_rule(rule, device, d.kc, d.kf, d.kt, t.candidates, tf).calibrator, t, tf, d, a.alpha, cross);
+        }
         if (k >= 10) {
           DeviceAdaptationOptions o;
           o.adapt_fraction = a.adapt_fraction;
@@ -275,6 +340,7 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
                       {"loss", loss_name},
                       {"k", k},
                       {"rehearsal_gpus", units.size()},
+                      {"views", a.views},
                       {"cross_device", cross.to_json()},
                       {"own_k", own.to_json()}});
     }
@@ -345,9 +411,9 @@ int main(int argc, char** argv) try {
   if (!a.out.empty()) out.open(a.out, std::ios::app);
   if (!a.json)
     fmt::print("New GPU after K random measurements, leave one GPU out; {} seeds; alpha = delta = {}; rehearsal GPUs: "
-               "{}\nanswered = share of the held-out GPU's other configurations answered without measuring (+- se "
+               "{}; views: {}\nanswered = share of the held-out GPU's other configurations answered without measuring (+- se "
                "over seeds); risk = pooled realised risk among them; >alpha = seeds whose own risk exceeded alpha\n\n",
-               a.seeds, a.alpha, a.rehearsal == "all" ? "every vendor" : "the held-out GPU's vendor");
+               a.seeds, a.alpha, a.rehearsal == "all" ? "every vendor" : "the held-out GPU's vendor", a.views);
   for (std::size_t t = 0; t < spaces.size(); ++t) {
     const Space& s = spaces[t];
     if (!bench::wanted(a.kernels, s.kernel) || !bench::wanted(a.devices, s.device)) continue;
@@ -371,7 +437,7 @@ int main(int argc, char** argv) try {
   }
   const json table = summarise(a, rows);
   if (a.json) {
-    fmt::print("{}\n", json{{"alpha", a.alpha}, {"delta", a.delta}, {"seeds", a.seeds}, {"rehearsal", a.rehearsal},
+    fmt::print("{}\n", json{{"alpha", a.alpha}, {"delta", a.delta}, {"seeds", a.seeds}, {"rehearsal", a.rehearsal}, {"views", a.views},
                             {"summary", table}, {"rows", rows}}
                            .dump(1));
     return 0;

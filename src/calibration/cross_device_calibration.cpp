@@ -66,14 +66,23 @@ struct Rehearsed {
   std::optional<double> reference_ms;
 };
 
+// With views, the K points stack them: each of the K by a fit on the other K - 1 (so that the
+// correction and the check fitted on them see honest errors), every other point by the fit on all K.
+constexpr std::size_t min_stacking_samples = 4;
+
 Rehearsed rehearse(const RehearsalDevice& d, std::size_t index, const CrossDeviceOptions& o) {
   const std::size_t n = d.candidates.size();
-  if (d.forecasts.size() != n || d.observed_ms.size() != n)
-    throw invalid_argument_error(fmt::format("rehearsal device {}: {} candidates, {} forecasts and {} runtimes", d.name, n,
-                                             d.forecasts.size(), d.observed_ms.size()));
+  const bool views = !d.views.empty();
+  if ((views ? d.views.size() : d.forecasts.size()) != n || d.observed_ms.size() != n)
+    throw invalid_argument_error(fmt::format("rehearsal device {}: {} candidates, {} {} and {} runtimes", d.name, n,
+                                             views ? d.views.size() : d.forecasts.size(),
+                                             views ? "views" : "forecasts", d.observed_ms.size()));
   if (n <= o.samples)
     throw invalid_argument_error(fmt::format(
         "rehearsal device {}: {} successful runs, need more than the K = {} that adapt", d.name, n, o.samples));
+  if (views && o.samples < min_stacking_samples)
+    throw invalid_argument_error(fmt::format("rehearsal device {}: stacking views needs K >= {}, got {}", d.name,
+                                             min_stacking_samples, o.samples));
   for (std::size_t i = 0; i < n; ++i)
     if (!(d.observed_ms[i] > 0) || !std::isfinite(d.observed_ms[i]))
       throw invalid_argument_error(fmt::format("rehearsal device {}: runtime {} ({}) is {} ms", d.name, i,
@@ -84,17 +93,26 @@ Rehearsed rehearse(const RehearsalDevice& d, std::size_t index, const CrossDevic
   std::mt19937_64 rng(o.calibration.seed * 0x9e3779b97f4a7c15ULL + index);
   std::shuffle(order.begin(), order.end(), rng);
   Rehearsed r;
+  std::vector<ViewForecasts> k_views;
   for (std::size_t j = 0; j < o.samples; ++j) {
     r.k_candidates.push_back(d.candidates[order[j]]);
-    r.k_forecasts.push_back(d.forecasts[order[j]]);
     r.k_observed_ms.push_back(d.observed_ms[order[j]]);
+    if (views)
+      k_views.push_back(d.views[order[j]]);
+    else
+      r.k_forecasts.push_back(d.forecasts[order[j]]);
+  }
+  std::optional<ViewStacking> stacking;
+  if (views) {
+    stacking = fit_view_stacking(k_views, r.k_observed_ms);
+    r.k_forecasts = stack_leaving_each_out(k_views, r.k_observed_ms);
   }
   const DeviceSample s = learn_from_samples(r.k_forecasts, r.k_observed_ms, o);
   r.reference_ms = s.reference_ms;
   for (std::size_t j = o.samples; j < n; ++j) {
     const std::size_t i = order[j];
     r.candidates.push_back(d.candidates[i]);
-    r.forecasts.push_back(s.correction.apply(d.forecasts[i]));
+    r.forecasts.push_back(s.correction.apply(stacking ? stacking->apply(d.views[i]) : d.forecasts[i]));
     r.observed_ms.push_back(d.observed_ms[i]);
   }
   return r;
@@ -227,6 +245,12 @@ CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, co
   rule.options = o;
   rule.options.calibration.group_by = GroupBy::none;
   rule.devices = devices.size();
+  rule.stacked_views = !devices.front().views.empty();
+  for (const auto& d : devices)
+    if (d.views.empty() == rule.stacked_views)
+      throw invalid_argument_error(fmt::format(
+          "cross-device calibration: rehearsal device {} has {} where {} has {}: every device has views, or none",
+          d.name, d.views.empty() ? "no views" : "views", devices.front().name, rule.stacked_views ? "views" : "none"));
   rule.steps = share_sequence(o);
 
   std::vector<Rehearsed> rehearsed;
@@ -248,7 +272,9 @@ CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, co
   return rule;
 }
 
-NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+namespace {
+
+NewDeviceCalibration adapt_forecasts(const CrossDeviceRule& rule, const std::string& device,
                                      std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
                                      std::span<const double> observed_ms, std::span<const Candidate> space,
                                      std::span<const Forecast> space_forecasts) {
@@ -302,7 +328,46 @@ NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::str
   d.risk_upper_bound = binomial_upper_bound(losses, d.accepted, co.delta);
   SelectiveCalibrator c = SelectiveCalibrator::from_parts(co, rule.conformal, std::move(d));
   c.restrict_to_device(DeviceScope{device, s.correction, o.samples});
-  return {std::move(c), check};
+  return {std::move(c), check, std::nullopt};
+}
+
+}  // namespace
+
+NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                     std::span<const Candidate> candidates, std::span<const Forecast> forecasts,
+                                     std::span<const double> observed_ms, std::span<const Candidate> space,
+                                     std::span<const Forecast> space_forecasts) {
+  if (rule.stacked_views)
+    throw invalid_argument_error(fmt::format(
+        "adapting to {}: the cross-device rule was rehearsed on views, so the new device's forecasts must come as views "
+        "too",
+        device));
+  return adapt_forecasts(rule, device, candidates, forecasts, observed_ms, space, space_forecasts);
+}
+
+NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                     std::span<const Candidate> candidates, std::span<const ViewForecasts> views,
+                                     std::span<const double> observed_ms, std::span<const Candidate> space,
+                                     std::span<const ViewForecasts> space_views) {
+  if (!rule.stacked_views)
+    throw invalid_argument_error(fmt::format(
+        "adapting to {}: the cross-device rule was rehearsed on single forecasts, not on views", device));
+  if (views.size() != rule.options.samples || observed_ms.size() != rule.options.samples)
+    throw invalid_argument_error(fmt::format(
+        "the cross-device rule was rehearsed for K = {} measurements of a new device; got {} views and {} runtimes",
+        rule.options.samples, views.size(), observed_ms.size()));
+  if (views.size() < min_stacking_samples)
+    throw invalid_argument_error(fmt::format("adapting to {}: stacking views needs K >= {}, got {}", device,
+                                             min_stacking_samples, views.size()));
+  const ViewStacking stacking = fit_view_stacking(views, observed_ms);
+  const std::vector<Forecast> k_forecasts = stack_leaving_each_out(views, observed_ms);
+  std::vector<Forecast> space_forecasts;
+  space_forecasts.reserve(space_views.size());
+  for (const auto& v : space_views) space_forecasts.push_back(stacking.apply(v));
+  NewDeviceCalibration out =
+      adapt_forecasts(rule, device, candidates, k_forecasts, observed_ms, space, space_forecasts);
+  out.stacking = stacking;
+  return out;
 }
 
 std::string CrossDeviceRule::describe() const {

@@ -22,11 +22,13 @@
 // GPUs so that they are alike: the same vendor, for instance).
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "calibration/selective_calibrator.hpp"
+#include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "internal_api.hpp"
@@ -39,6 +41,10 @@ struct RehearsalDevice {
   std::vector<Candidate> candidates;
   std::vector<Forecast> forecasts;  // by a model that saw neither this GPU nor the new one
   std::vector<double> observed_ms;
+  // Instead of `forecasts` (left empty then): one per candidate, its forecast for each GPU that
+  // model was trained on (view_stacking.hpp). The K measurements stack the views before they
+  // correct the stacked forecasts; every device of a rule must have views, or none.
+  std::vector<ViewForecasts> views;
 };
 
 struct CrossDeviceOptions {
@@ -93,6 +99,7 @@ struct CrossDeviceRule {
   CrossDeviceOptions options;
   MondrianConformal conformal;  // intervals of corrected forecasts, pooled over the rehearsal GPUs
   std::size_t devices = 0;             // n
+  bool stacked_views = false;          // rehearsed on views: a new GPU must bring views too
   std::size_t allowed_failures = 0;    // k; meaningful only when n >= 1 / delta - 1
   bool any_valid = false;
   double share = 0;  // certified: a new GPU answers this share of its most confident configurations
@@ -113,6 +120,9 @@ struct CrossDeviceRule {
 struct NewDeviceCalibration {
   SelectiveCalibrator calibrator;
   DeviceCheck check;
+  // With views: how the new GPU's forecasts are made from them. The calibrator decides stacked
+  // forecasts: stack a configuration's views with it before calling decide().
+  std::optional<ViewStacking> stacking;
 };
 
 // The new GPU's calibration: its K measurements (exactly options.samples, all of `device`) fit
@@ -128,5 +138,16 @@ struct NewDeviceCalibration {
                                                    std::span<const double> observed_ms,
                                                    std::span<const Candidate> space,
                                                    std::span<const Forecast> space_forecasts);
+
+// The same for a rule rehearsed on views: the K measurements' views, stacked by a fit on the
+// other K - 1 for each, correct and check; the space's views are stacked by the fit on all K.
+// Throws invalid_argument_error when the rule was rehearsed without views (and the overload above
+// throws when it was rehearsed with them), or for K < 4.
+[[nodiscard]] NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::string& device,
+                                                   std::span<const Candidate> candidates,
+                                                   std::span<const ViewForecasts> views,
+                                                   std::span<const double> observed_ms,
+                                                   std::span<const Candidate> space,
+                                                   std::span<const ViewForecasts> space_views);
 
 }  // namespace gpuforecast

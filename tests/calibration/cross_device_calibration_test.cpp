@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibration/cross_device_calibration.hpp"
@@ -122,7 +123,8 @@ TEST_CASE("cross-device rule: a GPU whose own K measurements fail the check answ
   const auto c = std::span(target.candidates).first(10);
   const auto f = std::span(target.forecasts).first(10);
   const auto t = std::span(target.observed_ms).first(10);
-  const auto [cal, check] = adapt_with_rule(rule, "new", c, f, t, target.candidates, target.forecasts);
+  const auto adapted = adapt_with_rule(rule, "new", c, f, t, target.candidates, target.forecasts);
+  const auto& [cal, check] = std::tie(adapted.calibrator, adapted.check);
   CHECK_FALSE(check.passed);
   CHECK(check.loss_share > 0.5);
   for (std::size_t i = 10; i < 60; ++i) CHECK(cal.decide(target.candidates[i], target.forecasts[i]).defer);
@@ -152,9 +154,9 @@ TEST_CASE("cross-device calibration: the new GPU answers the certified share of 
   auto target = synthetic_gpu("new");
   for (auto& t : target.observed_ms) t *= 1.5;
   const auto k = std::span(target.candidates).first(10);
-  const auto [cal, check] = adapt_with_rule(rule, "new", k, std::span(target.forecasts).first(10),
-                                            std::span(target.observed_ms).first(10), target.candidates,
-                                            target.forecasts);
+  const auto adapted = adapt_with_rule(rule, "new", k, std::span(target.forecasts).first(10),
+                                       std::span(target.observed_ms).first(10), target.candidates, target.forecasts);
+  const auto& [cal, check] = std::tie(adapted.calibrator, adapted.check);
   CHECK(check.passed);
   REQUIRE(cal.device_scope());
   const Forecast corrected = cal.device_scope()->correction.apply(target.forecasts[100]);
@@ -212,6 +214,80 @@ TEST_CASE("cross-device calibration names bad input") {
                     Contains("configuration 0") && Contains("another device"));
   CHECK_THROWS_WITH(adapt_with_rule(rule, "new", c.first(5), f.first(5), t.first(5), {}, {}),
                     Contains("0 configurations to decide"));
+}
+
+// Views (view_stacking.hpp): every GPU forecast as if on two training GPUs, one whose times it
+// follows up to a factor (`sibling`) and one whose times it does not.
+RehearsalDevice with_views(RehearsalDevice d, double sibling_factor) {
+  for (std::size_t i = 0; i < d.forecasts.size(); ++i) {
+    Forecast unlike = d.forecasts[i];
+    const double scramble = 1 + 0.9 * std::sin(3.7 * static_cast<double>(i));  // 0.1x to 1.9x
+    unlike.median_ms *= scramble;
+    unlike.lower_ms *= scramble;
+    unlike.upper_ms *= scramble;
+    Forecast sibling = d.forecasts[i];
+    sibling.median_ms *= sibling_factor;
+    sibling.lower_ms *= sibling_factor;
+    sibling.upper_ms *= sibling_factor;
+    d.views.push_back({unlike, sibling});
+  }
+  d.forecasts.clear();
+  return d;
+}
+
+TEST_CASE("cross-device calibration on views: the K measurements weigh each GPU's sibling view") {
+  std::vector<RehearsalDevice> gpus;
+  for (std::size_t i = 0; i < 9; ++i)
+    gpus.push_back(with_views(synthetic_gpu("gpu" + std::to_string(i)), 0.5 + 0.2 * static_cast<double>(i)));
+  const auto rule = rehearse_new_device(gpus, relative_error_options(20));
+  CHECK(rule.stacked_views);
+  REQUIRE(rule.any_valid);
+  CHECK(rule.share == Approx(1.0));
+
+  // Every tenth configuration measured: K = 20 across the whole range of runtimes.
+  const auto target = with_views(synthetic_gpu("new"), 3.0);
+  std::vector<Candidate> measured;
+  std::vector<ViewForecasts> measured_views;
+  std::vector<double> measured_ms;
+  for (std::size_t i = 0; i < target.candidates.size(); i += 10) {
+    measured.push_back(target.candidates[i]);
+    measured_views.push_back(target.views[i]);
+    measured_ms.push_back(target.observed_ms[i]);
+  }
+  const auto adapted =
+      adapt_with_rule(rule, "new", measured, measured_views, measured_ms, target.candidates, target.views);
+  CHECK(adapted.check.passed);
+  REQUIRE(adapted.stacking);
+  CHECK(adapted.stacking->weights[1] == Approx(1.0).margin(0.05));
+  CHECK(adapted.stacking->weights[0] < 0.05);
+  std::size_t answered = 0;
+  for (std::size_t i = 0; i < target.candidates.size(); ++i) {
+    if (i % 10 == 0) continue;
+    const Decision d = adapted.calibrator.decide(target.candidates[i], adapted.stacking->apply(target.views[i]));
+    answered += !d.defer;
+    if (!d.defer) CHECK(d.forecast.median_ms == Approx(target.observed_ms[i]).epsilon(0.1));
+  }
+  CHECK(answered == 180);
+  const auto k = std::span(target.candidates).first(20);
+  const auto kv = std::span(target.views).first(20);
+  const auto kt = std::span(target.observed_ms).first(20);
+
+  // Views and single forecasts do not mix: the procedure must be the rehearsal's own.
+  const auto single = synthetic_gpu("new");
+  CHECK_THROWS_WITH(adapt_with_rule(rule, "new", k, std::span(single.forecasts).first(20), kt, target.candidates,
+                                    single.forecasts),
+                    Contains("rehearsed on views"));
+  const auto plain = rehearse_new_device(synthetic_gpus(9), relative_error_options(20));
+  CHECK_THROWS_WITH(adapt_with_rule(plain, "new", k, kv, kt, target.candidates, target.views),
+                    Contains("rehearsed on single forecasts"));
+  auto mixed = gpus;
+  mixed[4] = synthetic_gpu("gpu4");
+  CHECK_THROWS_WITH(rehearse_new_device(mixed, relative_error_options(20)),
+                    Contains("rehearsal device gpu4 has no views where gpu0 has views"));
+  CHECK_THROWS_WITH(rehearse_new_device(gpus, relative_error_options(3)), Contains("stacking views needs K >= 4"));
+  mixed = gpus;
+  mixed[2].views.pop_back();
+  CHECK_THROWS_WITH(rehearse_new_device(mixed, relative_error_options(20)), Contains("gpu2: 200 candidates, 199 views"));
 }
 
 TEST_CASE("the model file's rehearsal section keeps every stored GPU, and a damaged one is named") {
