@@ -9,9 +9,10 @@
 //                 the new GPU is; the new GPU's K points only correct its forecasts.
 //   own K         adapt_to_device: a share of the K points fits the correction, the rest certify.
 //
-// --views (cross-device only): instead of one forecast per configuration, one per GPU the model
-// was trained on (view_stacking.hpp), stacked by each GPU's K measurements: `joint`, the model
-// trained on those GPUs together forecasting as each of them; `per-device`, one model per GPU.
+// --views (cross-device only): one forecast per configuration and GPU the model was trained on
+// (view_stacking.hpp), stacked by each GPU's K measurements: `per-device` (the default, as
+// `calibrate --rehearse` stores them), one model per GPU; `joint`, the model trained on those
+// GPUs together forecasting as each of them; `none`, the one model's single forecasts.
 //
 // Reported: the share of the held-out GPU's other configurations answered without measuring, the
 // realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
@@ -66,7 +67,7 @@ struct Args {
   std::size_t seeds = 20;
   std::string surrogate = "default";
   std::string rehearsal = "vendor";  // rehearsal GPUs: the held-out GPU's vendor, or all
-  std::string views = "none";        // none, joint or per-device
+  std::string views = "per-device";  // none, joint or per-device
   double adapt_fraction = 0.3, alpha = 0.1, delta = 0.1;
   CrossDeviceOptions cross;
   fs::path out;

@@ -10,6 +10,7 @@
 
 #include "calibration/calibration_data.hpp"
 #include "calibration/model_bundle.hpp"
+#include "calibration/view_models.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
@@ -22,11 +23,7 @@ namespace {
 
 constexpr const char* section_name = "rehearsal";
 
-void save_space(ArchiveWriter& w, const RehearsalSpace& s) {
-  w.str(s.kernel);
-  w.str(s.device);
-  w.str(s.vendor);
-  const auto& f = s.data.forecasts;
+void save_forecasts(ArchiveWriter& w, const std::vector<Forecast>& f) {
   auto column = [&](auto get) {
     std::vector<double> v;
     v.reserve(f.size());
@@ -38,27 +35,67 @@ void save_space(ArchiveWriter& w, const RehearsalSpace& s) {
   column([](const Forecast& x) { return x.upper_ms; });
   column([](const Forecast& x) { return x.p_fail; });
   column([](const Forecast& x) { return x.spread; });
-  w.f64s(s.data.observed_ms);
 }
 
-RehearsalSpace load_space(ArchiveReader& r) {
+std::vector<Forecast> load_forecasts(ArchiveReader& r, std::size_t n, const std::string& what) {
+  const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
+  for (const std::vector<double>* v : {&median, &lower, &upper, &p_fail, &spread})
+    if (v->size() != n) r.fail(fmt::format("rehearsal space {}: columns of unequal length", what));
+  std::vector<Forecast> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back({median[i], lower[i], upper[i], p_fail[i], spread[i], std::nullopt});
+  return out;
+}
+
+void save_space(ArchiveWriter& w, const RehearsalSpace& s) {
+  w.str(s.kernel);
+  w.str(s.device);
+  w.str(s.vendor);
+  w.f64s(s.data.observed_ms);
+  save_forecasts(w, s.data.forecasts);
+  // Version 2: the views, one forecast column set per view GPU.
+  w.u64(s.view_devices.size());
+  for (std::size_t v = 0; v < s.view_devices.size(); ++v) {
+    w.str(s.view_devices[v]);
+    std::vector<Forecast> column;
+    column.reserve(s.data.views.size());
+    for (const auto& views : s.data.views) column.push_back(views.at(v));
+    save_forecasts(w, column);
+  }
+}
+
+RehearsalSpace load_space(ArchiveReader& r, std::uint32_t version) {
   RehearsalSpace s;
   s.kernel = r.str();
   s.device = r.str();
   s.vendor = r.str();
-  const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
-  s.data.observed_ms = r.f64s();
-  const std::size_t n = median.size();
-  for (const std::vector<double>* v : {&lower, &upper, &p_fail, &spread, static_cast<const std::vector<double>*>(&s.data.observed_ms)})
-    if (v->size() != n) r.fail(fmt::format("rehearsal space {}/{}: columns of unequal length", s.kernel, s.device));
   s.data.name = s.kernel + "/" + s.device;
+  if (version < 2) {  // the forecasts' columns came before the runtimes
+    const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
+    s.data.observed_ms = r.f64s();
+    const std::size_t n = s.data.observed_ms.size();
+    for (const std::vector<double>* v : {&median, &lower, &upper, &p_fail, &spread})
+      if (v->size() != n) r.fail(fmt::format("rehearsal space {}: columns of unequal length", s.data.name));
+    for (std::size_t i = 0; i < n; ++i)
+      s.data.forecasts.push_back({median[i], lower[i], upper[i], p_fail[i], spread[i], std::nullopt});
+  } else {
+    s.data.observed_ms = r.f64s();
+    s.data.forecasts = load_forecasts(r, s.data.observed_ms.size(), s.data.name);
+    const auto views = r.u64();
+    if (views > 10'000) r.fail(fmt::format("rehearsal space {}: implausible number of views {}", s.data.name, views));
+    if (views > 0) s.data.views.resize(s.data.observed_ms.size());
+    for (std::uint64_t v = 0; v < views; ++v) {
+      s.view_devices.push_back(r.str());
+      const auto column = load_forecasts(r, s.data.observed_ms.size(), s.data.name + " view " + s.view_devices.back());
+      for (std::size_t i = 0; i < column.size(); ++i) s.data.views[i].push_back(column[i]);
+    }
+  }
   const auto device = std::make_shared<const Device>(Device::unknown(s.device));
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < s.data.observed_ms.size(); ++i) {
     Candidate c;
     c.kernel = s.kernel;
     c.device = device;
     s.data.candidates.push_back(std::move(c));
-    s.data.forecasts.push_back({median[i], lower[i], upper[i], p_fail[i], spread[i], std::nullopt});
   }
   return s;
 }
@@ -100,7 +137,7 @@ std::optional<StoredRehearsal> rehearsal_from(const ModelFile& file, const std::
   out.surrogate = r.str();
   out.seed = r.u64();
   const auto n = r.u64();
-  for (std::uint64_t i = 0; i < n; ++i) out.spaces.push_back(load_space(r));
+  for (std::uint64_t i = 0; i < n; ++i) out.spaces.push_back(load_space(r, version));
   if (!r.at_end()) r.fail("trailing bytes after the rehearsal section");
   return out;
 }
@@ -140,14 +177,21 @@ StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<con
       out.spaces.push_back(std::move(r));
     }
   }
+  const ViewModels views = fit_view_models(data, out.surrogate, options.seed, progress);
+  for (auto& r : out.spaces) {
+    const std::vector<const ViewModel*> of = views.of(r.kernel, r.vendor, r.device);
+    for (const ViewModel* v : of) r.view_devices.push_back(v->device);
+    if (!of.empty()) r.data.views = forecast_views(of, r.data.candidates);
+  }
   set_rehearsal_section(file, out);
+  set_views_section(file, views);
   write_model_file(out_path, file);
   return out;
 }
 
 ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_path, const std::string& data_file,
                                                      const std::string& out_path, const CrossDeviceOptions& options,
-                                                     bool all_vendors) {
+                                                     bool all_vendors, bool use_views) {
   ModelFile file = read_model_file(model_path);
   const auto stored = rehearsal_from(file, model_path);
   if (!stored)
@@ -169,23 +213,54 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
     throw invalid_argument_error(fmt::format("{}: {} successful runs, need more than the {} asked for", data_file,
                                              cands.size(), options.samples));
 
+  // Views when the model file has them for the new GPU's vendor and kernel; single forecasts else.
+  const auto views = use_views ? views_from(file, model_path) : std::nullopt;
+  const std::vector<const ViewModel*> new_views =
+      views ? views->of(cands.front().kernel, device->vendor, device->name) : std::vector<const ViewModel*>{};
+  const bool stacked = !new_views.empty();
   std::vector<RehearsalDevice> units;
   for (const auto& s : stored->spaces) {
     if (s.device == device->name || (!all_vendors && s.vendor != device->vendor)) {
       out.left_out.push_back(s.data.name);
       continue;
     }
+    if (stacked && s.data.views.empty()) {
+      out.left_out.push_back(s.data.name + " (no other GPU of its kernel to view it from)");
+      continue;
+    }
     units.push_back(s.data);
+    if (!stacked) units.back().views.clear();
   }
   if (units.empty())
     throw invalid_argument_error(fmt::format("{}: the rehearsal holds no other {} GPU", model_path, device->vendor));
   out.rule = rehearse_new_device(units, options);
 
   const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
-  const auto forecasts = surrogate.predict(cands);
-  const DrawnRuns k = drawn_runs(d.runs, forecasts, order, options.samples);
-  NewDeviceCalibration adapted =
-      adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
+  std::vector<Forecast> forecasts;
+  NewDeviceCalibration adapted;
+  if (stacked) {
+    const std::vector<ViewForecasts> space_views = forecast_views(new_views, cands);
+    std::vector<Candidate> k_candidates;
+    std::vector<ViewForecasts> k_views;
+    std::vector<double> k_times;
+    for (std::size_t j = 0; j < options.samples; ++j) {
+      k_candidates.push_back(cands[order[j]]);
+      k_views.push_back(space_views[order[j]]);
+      k_times.push_back(d.runs.median_ms[order[j]]);
+    }
+    adapted = adapt_with_rule(out.rule, device->name, k_candidates, k_views, k_times, cands, space_views);
+    for (const auto& v : space_views) forecasts.push_back(adapted.stacking->apply(v));
+    DeviceScope scope = *adapted.calibrator.device_scope();
+    for (const ViewModel* v : new_views) scope.view_devices.push_back(v->device);
+    scope.stacking = *adapted.stacking;
+    adapted.calibrator.restrict_to_device(std::move(scope));
+    out.view_devices = adapted.calibrator.device_scope()->view_devices;
+    out.stacking = adapted.stacking;
+  } else {
+    forecasts = surrogate.predict(cands);
+    const DrawnRuns k = drawn_runs(d.runs, forecasts, order, options.samples);
+    adapted = adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
+  }
   out.check = adapted.check;
   a.calibration.calibrator = std::move(adapted.calibrator);
   a.calibration.measurements = options.samples;

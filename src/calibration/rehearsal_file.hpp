@@ -4,7 +4,9 @@
 // per GPU of its training data), and it does not depend on the new GPU, K or the seed, so it is
 // made once and kept in the model file's "rehearsal" section: for each kernel and GPU of the
 // training data, the forecasts of a model refitted without that GPU and the measured runtimes.
-// Adapting to a new GPU then reads it back and costs a fraction of a second.
+// Adapting to a new GPU then reads it back and costs a fraction of a second. Rehearsing also fits
+// one model per GPU (view_models.hpp, the "views" section), and each stored GPU keeps its views:
+// its configurations as forecast by the other GPUs' models of its vendor and kernel.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,11 +22,13 @@
 
 namespace gpuforecast GPUFORECAST_INTERNAL_API {
 
-inline constexpr std::uint32_t rehearsal_section_version = 1;
+// 2 added each space's views.
+inline constexpr std::uint32_t rehearsal_section_version = 2;
 
 struct RehearsalSpace {
   std::string kernel, device, vendor;
-  RehearsalDevice data;  // candidates carry the kernel and the device's name only
+  RehearsalDevice data;  // candidates carry the kernel and the device's name only; views and forecasts both
+  std::vector<std::string> view_devices;  // the GPUs whose models made data.views, in their order
 };
 
 struct StoredRehearsal {
@@ -46,7 +50,8 @@ struct RehearsalFitOptions {
 };
 
 // Refits the surrogate once per GPU of data_files, leaving that GPU out, forecasts the GPU's
-// spaces with it, and writes the model to out_path with the "rehearsal" section. Throws
+// spaces with it, fits the view models and the spaces' views, and writes the model to out_path
+// with the "rehearsal" and "views" sections. Throws
 // invalid_argument_error when the files hold fewer than two GPUs, model_file_error for a bad
 // model file, and the readers' errors for bad measurement files.
 StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<const std::string> data_files,
@@ -55,17 +60,22 @@ StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<con
 
 // `calibrate --device-samples K --cross-device`: K random runs of the new GPU's file (seeded by
 // options.calibration.seed) adapt under the rule rehearsed on the stored GPUs of the new GPU's
-// vendor (every vendor when all_vendors), and the file's other runs judge it.
+// vendor (every vendor when all_vendors), and the file's other runs judge it. With views stored
+// and a view model of the new GPU's vendor and kernel, the rule is rehearsed on views and the new
+// GPU's forecasts are stacked (its calibration's device scope names the views; Model stacks them).
 struct ModelFileCrossDevice {
   ModelFileDeviceAdaptation adaptation;
   CrossDeviceRule rule;
   DeviceCheck check;
-  std::vector<std::string> left_out;  // stored spaces not used: the new GPU's own, other vendors
+  std::vector<std::string> left_out;  // stored spaces not used: the new GPU's own, other vendors, no views
+  std::vector<std::string> view_devices;  // empty: single forecasts
+  std::optional<ViewStacking> stacking;
 };
 // Throws invalid_argument_error when the model has no rehearsal section or the file holds more
 // than one device or too few runs.
+// `use_views` false: single forecasts even where views are stored.
 ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_path, const std::string& data_file,
                                                      const std::string& out_path, const CrossDeviceOptions& options,
-                                                     bool all_vendors = false);
+                                                     bool all_vendors = false, bool use_views = true);
 
 }  // namespace gpuforecast

@@ -15,6 +15,7 @@
 #include "calibration/deferral.hpp"
 #include "stats/learn_then_test.hpp"
 #include "calibration/mondrian_conformal.hpp"
+#include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/export.hpp"
@@ -75,10 +76,15 @@ struct DeviceScope {
   std::string device;  // Device::name
   ForecastCorrection correction;
   std::size_t adapt_points = 0;
+  // Cross-device calibration on views (view_stacking.hpp): the device's forecasts are the model's
+  // forecasts as each of these training GPUs, stacked; decide() expects them stacked (Model does it).
+  std::vector<std::string> view_devices;
+  ViewStacking stacking;
 };
 
-// Version of SelectiveCalibrator::save's bytes; 2 added the device scope and the fixed reference.
-inline constexpr std::uint32_t calibrator_archive_version = 2;
+// Version of SelectiveCalibrator::save's bytes; 2 added the device scope and the fixed reference,
+// 3 the scope's views.
+inline constexpr std::uint32_t calibrator_archive_version = 3;
 
 class SelectiveCalibrator {
  public:

@@ -144,6 +144,11 @@ void SelectiveCalibrator::save(ArchiveWriter& w) const {
     w.f64(m_scope->correction.offset);
     w.f64(m_scope->correction.slope);
     w.u64(m_scope->adapt_points);
+    // Version 3.
+    w.u64(m_scope->view_devices.size());
+    for (const auto& v : m_scope->view_devices) w.str(v);
+    w.f64(m_scope->stacking.intercept);
+    w.f64s(m_scope->stacking.weights);
   }
 }
 
@@ -207,6 +212,20 @@ SelectiveCalibrator SelectiveCalibrator::load(ArchiveReader& r, std::uint32_t ve
     s.adapt_points = r.u64();
     if (!std::isfinite(s.correction.offset) || !(s.correction.slope > 0) || !std::isfinite(s.correction.slope))
       r.fail("device correction of " + s.device + " is not finite with a positive slope");
+    if (version >= 3) {
+      const auto views = r.u64();
+      if (views > 10'000) r.fail("implausible number of view devices " + std::to_string(views));
+      for (std::uint64_t v = 0; v < views; ++v) s.view_devices.push_back(r.str());
+      s.stacking.intercept = r.f64();
+      s.stacking.weights = r.f64s();
+      if (s.stacking.weights.size() != s.view_devices.size())
+        r.fail(fmt::format("device {}: {} view devices and {} stacking weights", s.device, s.view_devices.size(),
+                           s.stacking.weights.size()));
+      const bool finite = std::isfinite(s.stacking.intercept) &&
+                          std::all_of(s.stacking.weights.begin(), s.stacking.weights.end(),
+                                      [](double w) { return std::isfinite(w) && w >= 0; });
+      if (!finite) r.fail("view stacking of " + s.device + " is not finite with non-negative weights");
+    }
     c.m_scope = std::move(s);
   }
   return c;

@@ -40,7 +40,7 @@ ModelInfo describe(const AnySurrogate& s, const std::optional<SelectiveCalibrato
 }
 
 Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path,
-            const TrainingSummary& trained) {
+            const TrainingSummary& trained, std::optional<ViewModels> views = std::nullopt) {
   if (surrogate.empty()) throw invalid_argument_error("a model needs a surrogate");
   auto impl = std::make_shared<Model::Impl>();
   impl->info = describe(surrogate, calibrator, std::move(path));
@@ -50,6 +50,7 @@ Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrato
   impl->info.parameters = trained.schemas;
   impl->surrogate = std::move(surrogate);
   impl->calibrator = std::move(calibrator);
+  impl->views = std::move(views);
   return Model(std::move(impl));
 }
 }  // namespace
@@ -62,7 +63,14 @@ Model load(const std::string& path) {
   const ModelFile file = read_model_file(path);
   AnySurrogate s = surrogate_from(file, path);
   auto c = calibration_from(file, path);
-  return build(std::move(s), std::move(c), path, training_summary_from(file, path));
+  auto views = views_from(file, path);
+  if (c && c->device_scope())
+    for (const auto& device : c->device_scope()->view_devices)
+      if (!views || !views->find(device))
+        throw model_file_error(path, fmt::format("its calibration for {} stacks the view of {}, which its \"views\" "
+                                                 "section does not hold: calibrate --cross-device again",
+                                                 c->device_scope()->device, device));
+  return build(std::move(s), std::move(c), path, training_summary_from(file, path), std::move(views));
 }
 
 std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const Candidate> candidates,
@@ -92,11 +100,32 @@ std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const 
   return notes;
 }
 
+namespace {
+// The scoped device's candidates forecast by each view model and stacked, as the calibration was.
+void stack_views(const Model::Impl& m, const DeviceScope& scope, std::span<const Candidate> candidates,
+                 std::vector<Forecast>& f) {
+  std::vector<std::size_t> rows;
+  std::vector<Candidate> on_device;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].device && candidates[i].device->name == scope.device) {
+      rows.push_back(i);
+      on_device.push_back(candidates[i]);
+    }
+  if (rows.empty()) return;
+  std::vector<const ViewModel*> views;
+  for (const auto& device : scope.view_devices) views.push_back(m.views->find(device));
+  const std::vector<ViewForecasts> v = forecast_views(views, on_device);
+  for (std::size_t j = 0; j < rows.size(); ++j) f[rows[j]] = scope.stacking.apply(v[j]);
+}
+}  // namespace
+
 std::vector<Forecast> predict_all(const Model::Impl& m, std::span<const Candidate> candidates) {
   std::vector<Forecast> f = m.surrogate.predict(candidates);
   if (f.size() != candidates.size())
     throw error(fmt::format("surrogate {} returned {} forecasts for {} candidate{}", m.surrogate.kind(), f.size(),
                             candidates.size(), candidates.size() == 1 ? "" : "s"));
+  const auto* scope = m.calibrator && m.calibrator->device_scope() ? &*m.calibrator->device_scope() : nullptr;
+  if (scope && !scope->view_devices.empty()) stack_views(m, *scope, candidates, f);
   return f;
 }
 

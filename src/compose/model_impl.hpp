@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibration/selective_calibrator.hpp"
+#include "calibration/view_models.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
 #include "gpuforecast/export.hpp"
@@ -16,6 +17,8 @@ namespace gpuforecast GPUFORECAST_API {
 struct Model::Impl {
   AnySurrogate surrogate;
   std::optional<SelectiveCalibrator> calibrator;
+  // The per-GPU models a cross-device calibration on views stacks (the model file's "views").
+  std::optional<ViewModels> views;
   ModelInfo info;
 };
 
@@ -24,7 +27,8 @@ struct Model::Impl {
 [[nodiscard]] std::vector<std::string> check_candidates(const Model::Impl& model, std::span<const Candidate> candidates,
                                                         const TuningSpace* space = nullptr);
 
-// The surrogate's forecasts of `candidates`, one each (error otherwise: a surrogate's bug).
+// The surrogate's forecasts of `candidates`, one each (error otherwise: a surrogate's bug); those
+// of the device a calibration on views is scoped to are its views, stacked.
 [[nodiscard]] std::vector<Forecast> predict_all(const Model::Impl& model, std::span<const Candidate> candidates);
 
 // Builds a Model from parts in memory (tests, tools that have just calibrated).

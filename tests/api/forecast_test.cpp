@@ -10,6 +10,7 @@
 #include "calibration/fixed_predictions.hpp"
 #include "calibration/model_bundle.hpp"
 #include "calibration/selective_calibrator.hpp"
+#include "calibration/view_models.hpp"
 #include "compose/model_impl.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/forecast.hpp"
@@ -218,4 +219,41 @@ TEST_CASE("a Model made from parts in memory decides as the file made of them", 
     CHECK(d.defer);
     CHECK_THAT(d.reason, Catch::Matchers::Contains("not calibrated"));
   }
+}
+
+TEST_CASE("a model calibrated on views forecasts its device through them, and a file without them is refused",
+          "[data]") {
+  const auto& fx = fixture();
+  // A scope as cross-device calibration on views leaves it: the A100's forecasts are the TITAN
+  // RTX view's, doubled (log t = log 2 + 1 log t_TITAN).
+  SelectiveCalibrator scoped = fx.calibrator;
+  DeviceScope scope;
+  scope.device = fx.test.front().device->name;
+  scope.adapt_points = 20;
+  scope.view_devices = {"TITAN RTX"};
+  scope.stacking.intercept = std::log(2.0);
+  scope.stacking.weights = {1.0};
+  scoped.restrict_to_device(scope);
+  ViewModels views;
+  views.surrogate = "knn";
+  views.models.push_back({"TITAN RTX", "NVIDIA", {"convolution_milo"}, fx.surrogate});
+
+  const std::string path = (std::filesystem::temp_directory_path() / "gpuforecast_api_views_test.gfm").string();
+  save_model_bundle(path, fx.surrogate, scoped, {});
+  CHECK_THROWS_WITH(load(path), Contains(path) && Contains("stacks the view of TITAN RTX"));
+  ModelFile file = read_model_file(path);
+  set_views_section(file, views);
+  write_model_file(path, file);
+
+  const Model model = load(path);
+  const std::vector<Candidate> some(fx.test.begin(), fx.test.begin() + 20);
+  std::vector<Candidate> on_titan = some;
+  for (auto& c : on_titan) c.device = view_device("TITAN RTX");
+  const auto titan = fx.surrogate.predict(on_titan);
+  const auto decisions = forecast(model, some);
+  for (std::size_t i = 0; i < some.size(); ++i) {
+    INFO("candidate " << i);
+    CHECK(close(decisions[i].forecast.median_ms, 2 * titan[i].median_ms));
+  }
+  std::filesystem::remove(path);
 }

@@ -336,3 +336,47 @@ TEST_CASE("the model file's rehearsal section keeps every stored GPU, and a dama
   newer.set("rehearsal", bytes);
   CHECK_THROWS_WITH(rehearsal_from(newer, "m.gfm"), Contains("newer than this library"));
 }
+
+TEST_CASE("the rehearsal section keeps each GPU's views, and reads a section written before them") {
+  StoredRehearsal stored;
+  stored.surrogate = "knn";
+  RehearsalSpace viewed{"gemm", "RTX 3090", "NVIDIA", with_views(synthetic_gpu("RTX 3090"), 2.0)};
+  viewed.data.forecasts = synthetic_gpu("RTX 3090").forecasts;  // stored beside the views
+  viewed.view_devices = {"RTX 3060 Laptop GPU", "TITAN RTX"};
+  stored.spaces.push_back(viewed);
+  stored.spaces.push_back({"gemm", "TITAN RTX", "NVIDIA", synthetic_gpu("TITAN RTX"), {}});
+  ModelFile file;
+  set_rehearsal_section(file, stored);
+  const auto back = rehearsal_from(file, "m.gfm");
+  REQUIRE(back);
+  REQUIRE(back->spaces.size() == 2);
+  const auto& s = back->spaces[0];
+  CHECK(s.view_devices == viewed.view_devices);
+  REQUIRE(s.data.views.size() == 200);
+  REQUIRE(s.data.views[17].size() == 2);
+  CHECK(s.data.views[17][1].median_ms == viewed.data.views[17][1].median_ms);
+  CHECK(s.data.views[17][0].upper_ms == viewed.data.views[17][0].upper_ms);
+  CHECK(s.data.forecasts[17].median_ms == viewed.data.forecasts[17].median_ms);
+  CHECK(back->spaces[1].view_devices.empty());
+  CHECK(back->spaces[1].data.views.empty());
+
+  // Version 1 (no views; the forecasts' columns before the runtimes) still reads.
+  ArchiveWriter w;
+  w.u32(1);
+  w.str("knn");
+  w.u64(3);
+  w.u64(1);
+  w.str("gemm");
+  w.str("TITAN RTX");
+  w.str("NVIDIA");
+  for (const double v : {1.0, 0.9, 1.2, 0.0, 0.1}) w.f64s({v, v, v});
+  w.f64s({1.1, 1.2, 1.3});
+  ModelFile old;
+  old.set("rehearsal", w.data());
+  const auto v1 = rehearsal_from(old, "old.gfm");
+  REQUIRE(v1);
+  REQUIRE(v1->spaces.size() == 1);
+  CHECK(v1->spaces[0].data.observed_ms == std::vector<double>{1.1, 1.2, 1.3});
+  CHECK(v1->spaces[0].data.forecasts[2].upper_ms == 1.2);
+  CHECK(v1->spaces[0].data.views.empty());
+}

@@ -1,8 +1,9 @@
 # gpuforecast calibrate --rehearse / --cross-device: a k-NN trained on five GPUs (dedispersion_milo
 # A100 and A6000, pnpoly on three RTX cards) rehearses each GPU as a new one; the A4000, which it
-# never saw, is then adapted from K of its runs: trusted where its K runs pass the check, deferred
-# where they fail it, refused where five rehearsal GPUs are too few for delta, and each misuse is
-# an error that says what to do.
+# never saw, is then adapted from K of its runs: from the model's single forecasts (--no-views),
+# trusted where its K runs pass the check, deferred where they fail it, refused where five
+# rehearsal GPUs are too few for delta; from the stored per-GPU views, stacked towards its sibling
+# A6000, which the written model then forecasts with. Each misuse is an error that says what to do.
 include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 set(training "")
@@ -20,10 +21,10 @@ run(no_rehearsal fail "holds no rehearsal: run `gpuforecast calibrate --rehearse
     calibrate --model "${model}" --cross-device --data "${a4000}" --device-samples 20 --out "${WORK}/x.gfm")
 list(GET training 0 one_gpu)
 run(one_gpu fail "at least two GPUs" calibrate --model "${model}" --rehearse --data "${one_gpu}" --out "${WORK}/x.gfm")
-run(rehearse ok "rehearsal: 5 spaces of 5 GPUs, each forecast by knn refitted without its GPU"
+run(rehearse ok "rehearsal: 5 spaces of 5 GPUs, each forecast by knn refitted without its GPU.*5 of them also as the other GPUs"
     calibrate --model "${model}" --rehearse --data ${training} --out "${rehearsed}")
 
-set(run_prefix calibrate --model "${rehearsed}" --cross-device --data "${a4000}" --out "${WORK}/a4000.gfm")
+set(run_prefix calibrate --model "${rehearsed}" --cross-device --data "${a4000}" --out "${WORK}/a4000.gfm" --no-views)
 # Five rehearsal GPUs allow delta >= 1/6 only.
 run(too_few ok "5 GPUs are too few for delta 0.1 \\(need 9\\)" --device-samples 20 --seed 1)
 # Seed 1: the K = 20 runs pass the check, and the A4000's other runs are answered, most right.
@@ -38,3 +39,28 @@ endif()
 run(checked ok "failed, every forecast of this GPU is deferred.*0.0% answered" --device-samples 20 --seed 0 --delta 0.2)
 run(bad_vendors fail "--rehearsal-vendors is same or all" --device-samples 20 --rehearsal-vendors some)
 run(two_files fail "takes one --data file" --device-samples 20 --data "${a4000}")
+
+# Views: the A4000's forecasts stacked from the A100's and the A6000's k-NN, the A6000 (the same
+# architecture) weighed more; each rehearsal GPU's outcome is listed.
+set(run_prefix calibrate --model "${rehearsed}" --cross-device --data "${a4000}" --out "${WORK}/a4000-views.gfm")
+run(views ok "rehearsal GPU pnpoly/TITAN RTX: check [0-9]+% of K lost" --device-samples 20 --seed 1 --delta 0.2)
+if(NOT views_out MATCHES "stacked from the views of 2 other GPU\\(s\\): log t = [-0-9.]+ \\+ ([0-9.]+) log t_A100-PCIE-40GB \\+ ([0-9.]+) log t_RTX A6000")
+  message(FATAL_ERROR "no stacking of the A100 and A6000 views in:\n${views_out}")
+endif()
+if(NOT CMAKE_MATCH_2 GREATER CMAKE_MATCH_1)
+  message(FATAL_ERROR "the A6000's view weighs ${CMAKE_MATCH_2}, the A100's ${CMAKE_MATCH_1}:\n${views_out}")
+endif()
+# The written model forecasts the A4000 through the stacked views: within 10% of the measured
+# runtimes of its predicted fastest, where the model trained on the other GPUs is off by 2x.
+set(run_prefix)
+run(stacked_predict ok "dedispersion_milo @ RTX A4000" predict --model "${WORK}/a4000-views.gfm" --data "${a4000}" --top 3)
+# (Whole milliseconds: these runtimes are about 150 ms, and CMake's arithmetic is on integers.)
+if(NOT stacked_predict_out MATCHES "\n[0-9,]+ +([0-9]+)\\.[0-9]* +[0-9.]+-[0-9.]+ +[0-9.]+ +([0-9]+)\\.?[0-9]*\n")
+  message(FATAL_ERROR "no forecast row in:\n${stacked_predict_out}")
+endif()
+math(EXPR forecast_x10 "10 * ${CMAKE_MATCH_1}")
+math(EXPR low_x9 "9 * ${CMAKE_MATCH_2}")
+math(EXPR high_x11 "11 * ${CMAKE_MATCH_2}")
+if(forecast_x10 LESS low_x9 OR forecast_x10 GREATER high_x11)
+  message(FATAL_ERROR "stacked forecast ${CMAKE_MATCH_1} ms against ${CMAKE_MATCH_2} ms measured:\n${stacked_predict_out}")
+endif()

@@ -44,6 +44,7 @@ struct CalibrateArgs {
   std::size_t rehearsal_max_configurations = gpuforecast::RehearsalFitOptions{}.max_configurations;
   bool cross_device = false;
   std::string rehearsal_vendors = "same";
+  bool no_views = false;
   double check_max_loss = gpuforecast::CrossDeviceOptions{}.check_max_loss;
 };
 
@@ -70,10 +71,15 @@ void run_rehearsal(const CalibrateArgs& a) {
     std::fflush(stdout);
   });
   std::set<std::string> devices;
-  for (const auto& s : r.spaces) devices.insert(s.device);
-  fmt::print("rehearsal: {} spaces of {} GPUs, each forecast by {} refitted without its GPU (seed {}); "
-             "`calibrate --cross-device` adapts a new GPU with it\n",
-             r.spaces.size(), devices.size(), r.surrogate, r.seed);
+  std::size_t viewed = 0;
+  for (const auto& s : r.spaces) {
+    devices.insert(s.device);
+    viewed += !s.view_devices.empty();
+  }
+  fmt::print("rehearsal: {} spaces of {} GPUs, each forecast by {} refitted without its GPU (seed {}), {} of them also "
+             "as the other GPUs of their kernel and vendor see them (one {} per GPU); `calibrate --cross-device` "
+             "adapts a new GPU with it\n",
+             r.spaces.size(), devices.size(), r.surrogate, r.seed, viewed, r.surrogate);
   fmt::print("wrote {}\n", a.out);
 }
 
@@ -90,16 +96,31 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
   o.calibration = calibration;
   o.check_max_loss = a.check_max_loss;
   const ModelFileCrossDevice r =
-      adapt_model_file_across_devices(a.model, a.data.front(), a.out, o, a.rehearsal_vendors == "all");
+      adapt_model_file_across_devices(a.model, a.data.front(), a.out, o, a.rehearsal_vendors == "all", !a.no_views);
   const auto& ad = r.adaptation;
   for (const auto& w : ad.calibration.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
   fmt::print("cross-device calibration of {} for {}: {}\n", ad.calibration.surrogate_kind, ad.device, r.rule.describe());
   if (!r.left_out.empty()) fmt::print("  not rehearsing: {}\n", fmt::join(r.left_out, ", "));
+  for (const auto& g : r.rule.outcomes) {
+    const bool deferred = g.check_loss > o.check_max_loss;
+    const std::string failed = g.failed_at < r.rule.steps.size()
+                                   ? fmt::format("above {} from share {:.2f}", o.calibration.risk_alpha,
+                                                 r.rule.steps[g.failed_at].share)
+                                   : fmt::format("never above {}", o.calibration.risk_alpha);
+    fmt::print("  rehearsal GPU {}: check {:.0f}% of K lost{}, {}\n", g.name, 100 * g.check_loss,
+               deferred ? " (fails it: answers nothing)" : "", failed);
+  }
   if (o.samples >= o.check_min_samples)
     fmt::print("  check: {:.0f}% of the {} measurements are losses when forecast from the others (at most {:.0f}%): {}\n",
                100 * r.check.loss_share, o.samples, 100 * o.check_max_loss,
                r.check.passed ? "passed" : "failed, every forecast of this GPU is deferred");
   const auto& scope = *ad.calibration.calibrator.device_scope();
+  if (r.stacking) {
+    std::string stack = fmt::format("{:.3f}", r.stacking->intercept);
+    for (std::size_t v = 0; v < r.view_devices.size(); ++v)
+      stack += fmt::format(" + {:.3f} log t_{}", r.stacking->weights[v], r.view_devices[v]);
+    fmt::print("  forecasts stacked from the views of {} other GPU(s): log t = {}\n", r.view_devices.size(), stack);
+  }
   fmt::print("  forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on the {} measurements, seed {})\n",
              scope.correction.offset, scope.correction.slope, o.samples, a.seed);
   print_held_out(ad, calibration, " for a GPU drawn like the rehearsal GPUs");
@@ -196,7 +217,7 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
       ->capture_default_str()->check(gpuforecast::cli::number_in(0, 1));
   c->add_flag("--rehearse", args->rehearse,
               "store a rehearsal for cross-device calibration: each GPU of --data (the training data) is left out "
-              "in turn, the surrogate refitted without it forecasts it");
+              "in turn, the surrogate refitted without it forecasts it; one surrogate per GPU gives each GPU's views");
   c->add_option("--rehearsal-surrogate", args->rehearsal_surrogate,
                 "with --rehearse: the surrogate kind refitted (default: the model's own, with default options)");
   c->add_option("--rehearsal-max-configurations", args->rehearsal_max_configurations,
@@ -205,6 +226,9 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
   c->add_flag("--cross-device", args->cross_device,
               "adapt to the new GPU of the one --data file from --device-samples K of its runs, trusting it as far "
               "as the stored rehearsal GPUs allow (guarantee for a GPU drawn like them)");
+  c->add_flag("--no-views", args->no_views,
+              "with --cross-device: correct the model's single forecasts of the new GPU instead of stacking the stored "
+              "per-GPU views");
   c->add_option("--rehearsal-vendors", args->rehearsal_vendors,
                 "with --cross-device: rehearse on GPUs of the new GPU's vendor (same) or of every vendor (all)")
       ->capture_default_str();

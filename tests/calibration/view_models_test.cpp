@@ -1,0 +1,108 @@
+// View models: one k-NN per GPU of real measurement files, which GPUs view a kernel, the views'
+// forecasts, and the model file's "views" section (round trip, damage, a newer version).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "calibration/view_models.hpp"
+#include "gpuforecast/core/archive.hpp"
+#include "gpuforecast/core/error.hpp"
+#include "gpuforecast/surrogate/registry.hpp"
+#include "support/data.hpp"
+
+using namespace gpuforecast;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const Dataset& three_gpus() {
+  static const Dataset d = [] {
+    const std::vector<std::string> files{test::cache_file("pnpoly", "RTX_3060_laptop").string(),
+                                         test::cache_file("pnpoly", "RTX_Titan").string(),
+                                         test::cache_file("dedispersion_milo", "A100").string()};
+    return Dataset::load(files);
+  }();
+  return d;
+}
+
+const ViewModels& fitted() {
+  static const ViewModels v = fit_view_models(three_gpus(), "knn", 3);
+  return v;
+}
+
+std::vector<std::string> devices_of(const std::vector<const ViewModel*>& views) {
+  std::vector<std::string> out;
+  for (const auto* v : views) out.push_back(v->device);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("one view model per GPU, and a GPU's views are the other GPUs of its vendor that measured its kernel",
+          "[data]") {
+  const ViewModels& v = fitted();
+  REQUIRE(v.models.size() == 3);
+  CHECK(v.surrogate == "knn");
+  CHECK(v.models[0].device == "A100-PCIE-40GB");
+  CHECK(v.models[0].kernels == std::vector<std::string>{"dedispersion_milo"});
+  CHECK(devices_of(v.of("pnpoly", "NVIDIA")) == std::vector<std::string>{"RTX 3060 Laptop GPU", "TITAN RTX"});
+  CHECK(devices_of(v.of("pnpoly", "NVIDIA", "TITAN RTX")) == std::vector<std::string>{"RTX 3060 Laptop GPU"});
+  CHECK(v.of("pnpoly", "AMD").empty());
+  CHECK(v.of("gemm", "NVIDIA").empty());
+  CHECK(v.find("TITAN RTX") == &v.models[2]);
+  CHECK(v.find("RTX 3090") == nullptr);
+
+  // Each view forecasts the candidate as running on its own GPU.
+  const auto& space = three_gpus().spaces()[0];
+  std::vector<Candidate> some;
+  for (std::size_t i = 0; i < 5; ++i) some.push_back(space.observations[i].candidate);
+  const auto views = v.of("pnpoly", "NVIDIA");
+  const std::vector<ViewForecasts> f = forecast_views(views, some);
+  REQUIRE(f.size() == 5);
+  REQUIRE(f[3].size() == 2);
+  std::vector<Candidate> on_titan = some;
+  for (auto& c : on_titan) c.device = view_device("TITAN RTX");
+  CHECK(f[3][1].median_ms == v.models[2].model.predict(on_titan)[3].median_ms);
+  CHECK(view_device("TITAN RTX")->has_numbers());
+  CHECK_FALSE(view_device("a GPU nobody has heard of")->has_numbers());
+}
+
+TEST_CASE("the views section keeps every view model, and a damaged or newer one is named", "[data]") {
+  ModelFile file;
+  set_views_section(file, fitted());
+  const auto back = views_from(file, "m.gfm");
+  REQUIRE(back);
+  REQUIRE(back->models.size() == 3);
+  CHECK(back->seed == 3);
+  CHECK(back->models[1].device == "RTX 3060 Laptop GPU");
+  CHECK(back->models[1].vendor == "NVIDIA");
+  CHECK(back->models[1].kernels == std::vector<std::string>{"pnpoly"});
+  const auto& space = three_gpus().spaces()[1];
+  std::vector<Candidate> some;
+  for (std::size_t i = 0; i < 20; ++i) some.push_back(space.observations[i].candidate);
+  // The section holds each model's own archive: its forecasts are those of the model saved and
+  // loaded alone (a k-NN keeps float features, so not always those of the model before saving).
+  std::vector<ViewModel> alone;
+  for (const auto* m : fitted().of("pnpoly", "NVIDIA")) {
+    ArchiveWriter w;
+    m->model.save(w);
+    ArchiveReader r(w.data(), "test");
+    alone.push_back({m->device, m->vendor, m->kernels, load_surrogate_archive(m->model.kind(), r)});
+  }
+  const std::vector<const ViewModel*> expected{&alone[0], &alone[1]};
+  const auto a = forecast_views(expected, some);
+  const auto b = forecast_views(back->of("pnpoly", "NVIDIA"), some);
+  for (std::size_t i = 0; i < some.size(); ++i)
+    for (std::size_t v = 0; v < 2; ++v) CHECK(a[i][v].median_ms == b[i][v].median_ms);
+
+  CHECK_FALSE(views_from(ModelFile{}, "m.gfm"));
+  ModelFile damaged;
+  damaged.set("views", file.find("views")->substr(0, 60));
+  CHECK_THROWS_WITH(views_from(damaged, "m.gfm"), Contains("m.gfm [views section]"));
+  std::string bytes = *file.find("views");
+  bytes[0] = static_cast<char>(views_section_version + 1);
+  ModelFile newer;
+  newer.set("views", bytes);
+  CHECK_THROWS_WITH(views_from(newer, "m.gfm"), Contains("newer than this library"));
+}
