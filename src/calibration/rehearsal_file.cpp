@@ -37,8 +37,10 @@ void save_forecasts(ArchiveWriter& w, const std::vector<Forecast>& f) {
   column([](const Forecast& x) { return x.spread; });
 }
 
-std::vector<Forecast> load_forecasts(ArchiveReader& r, std::size_t n, const std::string& what) {
+// One set of forecast columns, each as long as the space's runtimes (`n`; npos: as the first).
+std::vector<Forecast> load_forecasts(ArchiveReader& r, const std::string& what, std::size_t n = std::string::npos) {
   const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
+  if (n == std::string::npos) n = median.size();
   for (const std::vector<double>* v : {&median, &lower, &upper, &p_fail, &spread})
     if (v->size() != n) r.fail(fmt::format("rehearsal space {}: columns of unequal length", what));
   std::vector<Forecast> out;
@@ -70,23 +72,20 @@ RehearsalSpace load_space(ArchiveReader& r, std::uint32_t version) {
   s.device = r.str();
   s.vendor = r.str();
   s.data.name = s.kernel + "/" + s.device;
-  if (version < 2) {  // the forecasts' columns came before the runtimes
-    const auto median = r.f64s(), lower = r.f64s(), upper = r.f64s(), p_fail = r.f64s(), spread = r.f64s();
+  if (version < 2) {  // the forecasts' columns came before the runtimes: read them, then check
+    s.data.forecasts = load_forecasts(r, s.data.name);
     s.data.observed_ms = r.f64s();
-    const std::size_t n = s.data.observed_ms.size();
-    for (const std::vector<double>* v : {&median, &lower, &upper, &p_fail, &spread})
-      if (v->size() != n) r.fail(fmt::format("rehearsal space {}: columns of unequal length", s.data.name));
-    for (std::size_t i = 0; i < n; ++i)
-      s.data.forecasts.push_back({median[i], lower[i], upper[i], p_fail[i], spread[i], std::nullopt});
+    if (s.data.observed_ms.size() != s.data.forecasts.size())
+      r.fail(fmt::format("rehearsal space {}: columns of unequal length", s.data.name));
   } else {
     s.data.observed_ms = r.f64s();
-    s.data.forecasts = load_forecasts(r, s.data.observed_ms.size(), s.data.name);
+    s.data.forecasts = load_forecasts(r, s.data.name, s.data.observed_ms.size());
     const auto views = r.u64();
     if (views > 10'000) r.fail(fmt::format("rehearsal space {}: implausible number of views {}", s.data.name, views));
     if (views > 0) s.data.views.resize(s.data.observed_ms.size());
     for (std::uint64_t v = 0; v < views; ++v) {
       s.view_devices.push_back(r.str());
-      const auto column = load_forecasts(r, s.data.observed_ms.size(), s.data.name + " view " + s.view_devices.back());
+      const auto column = load_forecasts(r, s.data.name + " view " + s.view_devices.back(), s.data.observed_ms.size());
       for (std::size_t i = 0; i < column.size(); ++i) s.data.views[i].push_back(column[i]);
     }
   }

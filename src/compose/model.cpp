@@ -113,7 +113,13 @@ void stack_views(const Model::Impl& m, const DeviceScope& scope, std::span<const
     }
   if (rows.empty()) return;
   std::vector<const ViewModel*> views;
-  for (const auto& device : scope.view_devices) views.push_back(m.views->find(device));
+  for (const auto& device : scope.view_devices) {
+    const ViewModel* v = m.views ? m.views->find(device) : nullptr;
+    if (!v)  // load() refuses such a file; a model made from parts may still lack them
+      throw invalid_argument_error(fmt::format("the calibration for {} stacks the view of {}, which the model lacks",
+                                               scope.device, device));
+    views.push_back(v);
+  }
   const std::vector<ViewForecasts> v = forecast_views(views, on_device);
   for (std::size_t j = 0; j < rows.size(); ++j) f[rows[j]] = scope.stacking.apply(v[j]);
 }

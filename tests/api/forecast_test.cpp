@@ -256,4 +256,7 @@ TEST_CASE("a model calibrated on views forecasts its device through them, and a 
     CHECK(close(decisions[i].forecast.median_ms, 2 * titan[i].median_ms));
   }
   std::filesystem::remove(path);
+  // Made from parts in memory without the view models: refused when it would need them.
+  const Model parts = make_model(fx.surrogate, scoped);
+  CHECK_THROWS_WITH(forecast(parts, some), Contains("stacks the view of TITAN RTX, which the model lacks"));
 }
