@@ -1,21 +1,15 @@
 // View stacking: the weights against views whose relation to the truth is known, the
-// leave-each-out forecasts, the input checks, and on real data the sibling GPU chosen: an RTX
-// 2080 Ti's pnpoly times from k-NN models of the RTX Titan, RTX 3060 laptop and RTX 3090.
+// leave-each-out forecasts and the input checks. On real data: view_models_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/error.hpp"
-#include "gpuforecast/data/dataset.hpp"
-#include "surrogate/knn.hpp"
-#include "support/data.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;
@@ -110,67 +104,4 @@ TEST_CASE("view stacking names bad input") {
   CHECK_THROWS_WITH(fit.apply({forecast_of(1)}), Contains("1 views given to a stacking of 3"));
   CHECK_THROWS_WITH(stack_leaving_each_out(std::span(s.views).first(3), std::span(s.times).first(3)),
                     Contains("at least 4 points"));
-}
-
-// The RTX 2080 Ti and the Titan RTX are both Turing (sm_75); the RTX 3060 laptop and 3090 are
-// Ampere. From 20 random measurements the stacking should find the sibling.
-TEST_CASE("on a new GPU, stacking 20 measurements weighs the sibling GPU's view most (pnpoly RTX 2080 Ti)",
-          "[data]") {
-  const std::vector<std::string> sources{"RTX_3060_laptop", "RTX_3090", "RTX_Titan"};
-  const SpaceData target = load_space(test::cache_file("pnpoly", "RTX_2080_Ti").string());
-  std::vector<Candidate> candidates;
-  std::vector<double> times;
-  for (const auto& o : target.observations)
-    if (o.measurement.ok() && o.measurement.median_ms > 0) {
-      candidates.push_back(o.candidate);
-      times.push_back(o.measurement.median_ms);
-    }
-  std::vector<ViewForecasts> views(candidates.size());
-  for (const auto& source : sources) {
-    const SpaceData s = load_space(test::cache_file("pnpoly", source).string());
-    std::vector<Observation> train;
-    for (const auto& o : s.observations)
-      if (o.measurement.ok() && o.measurement.median_ms > 0) train.push_back(o);
-    KnnSurrogate knn;
-    knn.fit(train);
-    std::vector<Candidate> as_there = candidates;
-    for (auto& c : as_there) c.device = s.device;
-    const auto f = knn.predict(as_there);
-    for (std::size_t i = 0; i < f.size(); ++i) views[i].push_back(f[i]);
-  }
-
-  std::mt19937_64 rng(5);
-  std::vector<std::size_t> order(candidates.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng);
-  std::vector<ViewForecasts> k_views;
-  std::vector<double> k_times;
-  for (std::size_t j = 0; j < 20; ++j) {
-    k_views.push_back(views[order[j]]);
-    k_times.push_back(times[order[j]]);
-  }
-  const ViewStacking fit = fit_view_stacking(k_views, k_times);
-  INFO("weights " << fit.weights[0] << " " << fit.weights[1] << " " << fit.weights[2]);
-  CHECK(fit.weights[2] > fit.weights[0]);
-  CHECK(fit.weights[2] > fit.weights[1]);
-
-  // Judged on the configurations the 20 did not include: within 10% far more often than the
-  // Titan's view alone, uncorrected, or the three views' geometric mean.
-  std::size_t stacked_within = 0, titan_within = 0, mean_within = 0, judged = 0;
-  for (std::size_t j = 20; j < order.size(); ++j) {
-    const std::size_t i = order[j];
-    auto within = [&](double ms) { return std::abs(ms / times[i] - 1) <= 0.1; };
-    double log_mean = 0;
-    for (const auto& v : views[i]) log_mean += std::log(v.median_ms) / 3;
-    stacked_within += within(fit.apply(views[i]).median_ms);
-    titan_within += within(views[i][2].median_ms);
-    mean_within += within(std::exp(log_mean));
-    ++judged;
-  }
-  const double stacked = static_cast<double>(stacked_within) / static_cast<double>(judged);
-  INFO("within 10%: stacked " << stacked << ", Titan's view " << static_cast<double>(titan_within) / judged
-                              << ", geometric mean " << static_cast<double>(mean_within) / judged);
-  CHECK(stacked > 0.8);
-  CHECK(stacked_within > titan_within);
-  CHECK(stacked_within > mean_within);
 }
