@@ -16,7 +16,11 @@
 //
 //   screened_evolution [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]
 //                      [--budget 100] [--children 16] [--mutation-rate 1] [--rehearsal-seeds 5]
-//                      [--alpha 0.1] [--delta 0.1] [--results FILE] [--threads N] [--json]
+//                      [--alpha 0.1] [--delta 0.1] [--views on|off] [--results FILE] [--threads N] [--json]
+//
+// --views on (the default): the model also holds one model per other GPU of the kernel, fitted on
+// that GPU alone, and the search stacks them by its own measurements (compose/run_stacked_views.hpp),
+// in the rehearsal as on the target; off: the model trained on the other GPUs together alone.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -29,6 +33,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +44,7 @@
 #include "common/shared_spaces.hpp"
 #include "common/shared_data_dir.hpp"
 #include "compose/model_impl.hpp"
+#include "calibration/view_models.hpp"
 #include "compose/search_model.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -58,6 +64,7 @@ struct Args {
   std::size_t seeds = 20, first_seed = 1, budget = 100, children = 16, rehearsal_seeds = 5;
   double mutation_rate = 1.0, alpha = 0.1, delta = 0.1;
   std::string reference = "incumbent_forecast";  // screen_reference (the genetic strategy's default)
+  bool views = true;
   std::string results;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool json = false;
@@ -69,6 +76,7 @@ Args parse(int argc, char** argv) {
       "usage: screened_evolution [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]\n"
       "                          [--budget 100] [--children 16] [--mutation-rate 1] [--rehearsal-seeds 5]\n"
       "                          [--alpha 0.1] [--delta 0.1] [--reference incumbent_forecast|incumbent_time]\n"
+      "                          [--views on|off]\n"
       "                          [--results FILE] [--threads N] [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -82,6 +90,11 @@ Args parse(int argc, char** argv) {
       .number("--alpha", a.alpha)
       .number("--delta", a.delta)
       .text("--reference", a.reference)
+      .option("--views",
+              [&](const std::string& n, const std::string& v) {
+                if (v != "on" && v != "off") throw invalid_argument_error(n + " takes on or off, got " + v);
+                a.views = v == "on";
+              })
       .text("--results", a.results)
       .number("--threads", a.threads)
       .flag("--json", [&] { a.json = true; });
@@ -96,13 +109,15 @@ Args parse(int argc, char** argv) {
 json settings_of(const Args& a) {
   return {{"seeds", a.seeds},          {"first_seed", a.first_seed}, {"budget", a.budget},
           {"children", a.children},    {"mutation_rate", a.mutation_rate},
-          {"rehearsal_seeds", a.rehearsal_seeds}, {"alpha", a.alpha}, {"delta", a.delta}, {"reference", a.reference}};
+          {"rehearsal_seeds", a.rehearsal_seeds}, {"alpha", a.alpha}, {"delta", a.delta}, {"reference", a.reference},
+          {"views", a.views}};
 }
 
 struct Space {
   std::string kernel, device;
   fs::path file;
   std::shared_ptr<const SpaceData> data;
+  std::optional<ViewModel> view;  // the default surrogate fitted on this GPU alone (--views on)
 };
 
 using bench::wanted;
@@ -113,10 +128,34 @@ std::vector<Space> load_spaces(const Args& a) {
   std::vector<Space> spaces;
   for (const auto& f : bench::shared_space_files(a.data)) {
     if (!wanted(a.kernels, f.kernel)) continue;
-    spaces.push_back({f.kernel, f.device, f.path, std::make_shared<const SpaceData>(load_replay_space(f.path.string()))});
+    spaces.push_back({f.kernel, f.device, f.path, std::make_shared<const SpaceData>(load_replay_space(f.path.string())), {}});
   }
   if (spaces.empty()) throw error("no space matches --kernels");
+  if (a.views)
+    for (auto& s : spaces) {
+      const Dataset d = Dataset::load(std::vector<std::string>{s.file.string()});
+      const ViewModels fitted = fit_view_models(d, "default", 1);
+      if (fitted.models.size() != 1) throw error(fmt::format("{}: expected one GPU in the file", s.file.string()));
+      s.view = fitted.models.front();
+    }
   return spaces;
+}
+
+// The views a model trained without `target` holds: every other GPU of the kernel, each on its own.
+std::optional<ViewModels> views_without(const std::vector<Space>& spaces, const Space& target) {
+  if (!target.view) return std::nullopt;
+  ViewModels v;
+  v.surrogate = "default";
+  v.seed = 1;
+  for (const auto& s : spaces)
+    if (s.kernel == target.kernel && s.device != target.device) v.models.push_back(*s.view);
+  std::sort(v.models.begin(), v.models.end(), [](const ViewModel& x, const ViewModel& y) { return x.device < y.device; });
+  return v;
+}
+
+// The model a ranked or screened run starts from: the surrogate, with the views when given.
+Model model_of(const AnySurrogate& surrogate, const std::optional<ViewModels>& views) {
+  return views ? make_model(surrogate, std::nullopt, *views) : make_model(surrogate, std::nullopt);
 }
 
 // The default surrogate trained on the kernel's spaces other than those named.
@@ -134,7 +173,7 @@ enum Variant { plain, ranked, screened, variants };
 constexpr const char* variant_names[] = {"plain", "ranked", "screened"};
 
 Plan genetic_plan(const Args& a, const Space& s, Variant v, std::size_t seeds, std::size_t first_seed,
-                  const AnySurrogate* pretrained) {
+                  const std::optional<Model>& pretrained) {
   Plan p;
   p.replay().data = s.data;
   p.strategy = "genetic";
@@ -148,7 +187,7 @@ Plan genetic_plan(const Args& a, const Space& s, Variant v, std::size_t seeds, s
                         {"mutation_rate", fmt::format("{}", a.mutation_rate)},
                         {"screen_reference", a.reference}};
   p.settings.model_factory = [pretrained] {
-    return make_search_model({.pretrained = make_model(*pretrained, std::nullopt), .online_surrogate = "default", .seed = 1});
+    return make_search_model({.pretrained = pretrained, .online_surrogate = "default", .seed = 1});
   };
   if (v == screened) {
     p.settings.options["screen"] = "true";
@@ -166,8 +205,10 @@ std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> rehearsal_for(con
   auto groups = std::make_shared<std::vector<std::vector<ScreeningPair>>>();
   for (const auto& s : spaces) {
     if (s.kernel != target.kernel || s.device == target.device) continue;
-    const AnySurrogate model = trained_without(spaces, target, s.device);
-    Plan p = genetic_plan(a, s, ranked, a.rehearsal_seeds, 1000 + a.first_seed, &model);
+    // The views left out the target only: the run on s stacks s's other GPUs (RunStackedViews
+    // leaves out the GPU it runs on), as the target's run stacks its own.
+    const Model model = model_of(trained_without(spaces, target, s.device), views_without(spaces, target));
+    Plan p = genetic_plan(a, s, ranked, a.rehearsal_seeds, 1000 + a.first_seed, model);
     p.rehearsal = true;
     auto& pairs = groups->emplace_back();
     for (const auto& r : run(p).runs) pairs.insert(pairs.end(), r.rehearsal.begin(), r.rehearsal.end());
@@ -205,11 +246,11 @@ json outcome_of(const Result& r, const std::vector<std::size_t>& budgets) {
 json run_space(const Args& a, const std::vector<Space>& spaces, const Space& target,
                const std::vector<std::size_t>& budgets) {
   json j{{"kernel", target.kernel}, {"device", target.device}, {"settings", settings_of(a)}};
-  j["plain"] = outcome_of(run(genetic_plan(a, target, plain, a.seeds, a.first_seed, nullptr)), budgets);
-  const AnySurrogate model = trained_without(spaces, target, "");
-  j["ranked"] = outcome_of(run(genetic_plan(a, target, ranked, a.seeds, a.first_seed, &model)), budgets);
+  j["plain"] = outcome_of(run(genetic_plan(a, target, plain, a.seeds, a.first_seed, std::nullopt)), budgets);
+  const Model model = model_of(trained_without(spaces, target, ""), views_without(spaces, target));
+  j["ranked"] = outcome_of(run(genetic_plan(a, target, ranked, a.seeds, a.first_seed, model)), budgets);
   const auto rehearsal = rehearsal_for(a, spaces, target);
-  Plan p = genetic_plan(a, target, screened, a.seeds, a.first_seed, &model);
+  Plan p = genetic_plan(a, target, screened, a.seeds, a.first_seed, model);
   p.settings.screening_rehearsal = rehearsal;
   j["screened"] = outcome_of(run(p), budgets);
   std::size_t pairs = 0, improvements = 0;
@@ -285,9 +326,9 @@ std::string verdict(const bench::MeanSe& s, const bench::MeanSe& p) {
 void print_table(const Args& a, const std::vector<json>& outcomes, const std::vector<std::size_t>& budgets) {
   const std::size_t allowed = bench::allowed_violations(a.seeds, a.delta);
   fmt::print("screened evolution, leave one GPU out: genetic search, {} children per place (mutation rate {}), "
-             "model trained on the kernel's other GPUs; rule alpha {} delta {} calibrated by a rehearsal on the other "
+             "model trained on the kernel's other GPUs{}; rule alpha {} delta {} calibrated by a rehearsal on the other "
              "GPUs ({} seeds each); seeds {}-{}, budget {}\n",
-             a.children, a.mutation_rate, a.alpha, a.delta, a.rehearsal_seeds, a.first_seed, a.first_seed + a.seeds - 1,
+             a.children, a.mutation_rate, a.views ? " with their views stacked by the run" : "", a.alpha, a.delta, a.rehearsal_seeds, a.first_seed, a.first_seed + a.seeds - 1,
              a.budget);
   fmt::print("c/m: children considered per measurement; out: screened out; miss: realised miss rate, mean over runs; "
              "over a: runs whose miss exceeded alpha (allowed: delta * runs + 2 binomial sd); int miss: measured "

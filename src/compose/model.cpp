@@ -59,6 +59,11 @@ Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> cali
   return build(std::move(surrogate), std::move(calibrator), std::move(path), {});
 }
 
+Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, ViewModels views,
+                 std::string path) {
+  return build(std::move(surrogate), std::move(calibrator), std::move(path), {}, std::move(views));
+}
+
 Model load(const std::string& path) {
   const ModelFile file = read_model_file(path);
   AnySurrogate s = surrogate_from(file, path);

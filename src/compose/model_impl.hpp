@@ -34,5 +34,8 @@ struct Model::Impl {
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
 [[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator,
                                std::string path = "<memory>");
+// The same with per-GPU views (calibration/view_models.hpp), as `calibrate --rehearse` stores them.
+[[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, ViewModels views,
+                               std::string path = "<memory>");
 
 }  // namespace gpuforecast

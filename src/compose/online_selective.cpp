@@ -52,18 +52,47 @@ AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed) 
 }
 
 SearchSurrogate::SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows,
-                                 std::optional<AnySurrogate> fresh)
+                                 std::optional<AnySurrogate> fresh, std::optional<RunStackedViews> views)
     : m_base(std::move(base)),
+      m_views(std::move(views)),
       m_online(std::move(online)),
       m_min_rows(std::max<std::size_t>(1, min_rows)),
       m_fresh(std::move(fresh)) {}
+
+std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c) const {
+  auto f = m_base->predict(c);
+  if (!m_views) return f;
+  if (const auto stacked = m_views->predict(c))
+    for (std::size_t i = 0; i < f.size(); ++i)
+      if ((*stacked)[i]) f[i] = *(*stacked)[i];
+  return f;
+}
+
+std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
+  std::vector<Candidate> cands;
+  for (const auto& o : observations) cands.push_back(o.candidate);
+  const auto f = base_predict(cands);
+  std::vector<Observation> rows;
+  for (std::size_t i = 0; i < observations.size(); ++i) {
+    Observation r = observations[i];
+    if (r.measurement.ok() && f[i].median_ms > 0) {
+      const double scale = 1.0 / f[i].median_ms;
+      for (auto& s : r.measurement.samples_ms) s *= scale;
+      r.measurement.median_ms *= scale;
+      r.measurement.ci_low_ms *= scale;
+      r.measurement.ci_high_ms *= scale;
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
 
 std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
   if (!m_base) {
     if (!m_online_fitted) throw invalid_argument_error("search surrogate used before it has seen enough measurements");
     return m_online.predict(c);
   }
-  auto f = m_base->predict(c);
+  auto f = base_predict(c);
   if (!m_online_fitted) return f;
   const auto g = m_online.predict(c);
   for (std::size_t i = 0; i < f.size(); ++i) {
@@ -140,7 +169,7 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
     // Forecasts of both parts before they learn these points: the record that weighs them.
     const auto [cands, times] = successful_runs(observations);
     if (!cands.empty()) {
-      auto f = m_base->predict(cands);
+      auto f = base_predict(cands);
       if (m_online_fitted) {
         const auto g = m_online.predict(cands);
         for (std::size_t i = 0; i < f.size(); ++i) f[i].median_ms *= std::max(g[i].median_ms, 1e-9);
@@ -153,33 +182,33 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
       }
     }
   }
-  if (m_base && m_fresh) {
+  if (m_base) {
     const std::size_t raw_before = m_raw.size();
     m_raw.insert(m_raw.end(), observations.begin(), observations.end());
     const auto raw_ok = static_cast<std::size_t>(
         std::count_if(m_raw.begin(), m_raw.end(), [](const Observation& o) { return o.measurement.ok(); }));
-    if (!m_fresh_fitted && raw_ok >= fresh_min_rows) {
+    if (m_fresh && !m_fresh_fitted && raw_ok >= fresh_min_rows) {
       m_fresh->fit(m_raw);
       m_fresh_fitted = true;
-    } else if (m_fresh_fitted && m_raw.size() > raw_before) {
+    } else if (m_fresh && m_fresh_fitted && m_raw.size() > raw_before) {
       m_fresh->update(std::span<const Observation>(m_raw).subspan(raw_before));
     }
   }
+  if (m_views) {
+    // The stacking moves with every measurement, and with it the base every ratio was taken
+    // against: the correction learns all of them again (a few hundred rows at most).
+    m_views->update(observations);
+    m_rows = ratio_rows(m_raw);
+    const auto ok = static_cast<std::size_t>(
+        std::count_if(m_rows.begin(), m_rows.end(), [](const Observation& o) { return o.measurement.ok(); }));
+    if (ok < m_min_rows) return;
+    m_online.fit(m_rows);
+    m_online_fitted = true;
+    return;
+  }
   if (m_base) {
-    std::vector<Candidate> cands;
-    for (const auto& o : observations) cands.push_back(o.candidate);
-    const auto f = m_base->predict(cands);
-    for (std::size_t i = 0; i < observations.size(); ++i) {
-      Observation r = observations[i];
-      if (r.measurement.ok() && f[i].median_ms > 0) {
-        const double scale = 1.0 / f[i].median_ms;
-        for (auto& s : r.measurement.samples_ms) s *= scale;
-        r.measurement.median_ms *= scale;
-        r.measurement.ci_low_ms *= scale;
-        r.measurement.ci_high_ms *= scale;
-      }
-      m_rows.push_back(std::move(r));
-    }
+    const auto rows = ratio_rows(observations);
+    m_rows.insert(m_rows.end(), rows.begin(), rows.end());
   } else {
     m_rows.insert(m_rows.end(), observations.begin(), observations.end());
   }
@@ -209,8 +238,10 @@ CalibrationOptions search_calibration_options(std::uint64_t seed) {
 namespace {
 SearchSurrogate search_surrogate(const std::optional<Model>& base, const std::string& online_kind, std::uint64_t seed) {
   if (!base) return SearchSurrogate(std::nullopt, make_search_surrogate(online_kind, seed), 5);
+  std::optional<RunStackedViews> views;
+  if (RunStackedViews::has_views(*base)) views.emplace(*base);
   return SearchSurrogate(base->impl().surrogate, make_search_surrogate(online_kind, seed), 5,
-                         make_search_surrogate(online_kind, seed + 1));
+                         make_search_surrogate(online_kind, seed + 1), std::move(views));
 }
 }  // namespace
 

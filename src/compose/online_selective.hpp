@@ -12,6 +12,7 @@
 #include <string>
 
 #include "calibration/selective_calibrator.hpp"
+#include "compose/run_stacked_views.hpp"
 #include "gpuforecast/core/any_selective_predictor.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
@@ -22,17 +23,20 @@ namespace gpuforecast::detail::compose {
 // "default" is a random forest; "ensemble" is XGBoost + knn.
 [[nodiscard]] AnySurrogate make_search_surrogate(const std::string& kind, std::uint64_t seed);
 
-// Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction.
+// Surrogate concept: `base` (optional, pre-trained and frozen) times an online correction. With
+// `views` (a base Model that holds per-GPU views), the base's forecasts are its views stacked by
+// the run's measurements once they can be (run_stacked_views.hpp), the base surrogate's until then.
 class SearchSurrogate {
  public:
   SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate online, std::size_t min_rows = 5,
-                  std::optional<AnySurrogate> fresh = std::nullopt);
+                  std::optional<AnySurrogate> fresh = std::nullopt, std::optional<RunStackedViews> views = std::nullopt);
   [[nodiscard]] std::vector<Forecast> predict(std::span<const Candidate> c);
   void update(std::span<const Observation> o);
   [[nodiscard]] bool ready() const noexcept { return m_base.has_value() || m_online_fitted; }
 
  private:
   std::optional<AnySurrogate> m_base;
+  std::optional<RunStackedViews> m_views;
   AnySurrogate m_online;
   bool m_online_fitted = false;
   std::size_t m_min_rows;
@@ -48,6 +52,10 @@ class SearchSurrogate {
   // times: the blend weighs each by its rank correlation with the target's measurements.
   std::vector<double> m_pq_base, m_pq_fresh, m_pq_measured;
   [[nodiscard]] double fresh_weight() const;
+  // The base's forecasts: stacked views where the stacking applies, the base surrogate's elsewhere.
+  [[nodiscard]] std::vector<Forecast> base_predict(std::span<const Candidate> c) const;
+  // The online correction's rows: each measurement divided by the base's forecast of it.
+  [[nodiscard]] std::vector<Observation> ratio_rows(std::span<const Observation> o) const;
 };
 static_assert(Surrogate<SearchSurrogate>);
 

@@ -1,5 +1,6 @@
 # benchmarks/screened_evolution on one small space: it prints the family verdicts, a rerun reads
-# the stored outcome instead of running it again, and a broken results file is refused by line.
+# the stored outcome instead of running it again, with and without the per-GPU views, and a broken
+# results file is refused by line.
 include(${CMAKE_CURRENT_LIST_DIR}/../tools/shared_data.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/../tools/run_command.cmake)
 set(run_program_name screened_evolution)
@@ -22,8 +23,16 @@ run(again ok "1 spaces stored, 0 to run" ${args})
 if(NOT first_out STREQUAL again_out)
   message(FATAL_ERROR "the resumed table differs:\n${first_out}\n${again_out}")
 endif()
-# Other settings are not read from the file: they run.
-run(other ok "0 spaces stored, 1 to run" ${args} --children 3)
+# The model stacks its per-GPU views by default; --views off is the model trained on the GPUs
+# together, another setting, which is not read from the file: it runs.
+if(NOT first_out MATCHES "other GPUs with their views stacked by the run")
+  message(FATAL_ERROR "the table does not say the views are stacked:\n${first_out}")
+endif()
+run(no_views ok "0 spaces stored, 1 to run" ${args} --views off)
+if(no_views_out MATCHES "views stacked")
+  message(FATAL_ERROR "--views off still says the views are stacked:\n${no_views_out}")
+endif()
+run(bad_views fail "--views takes on or off, got maybe" ${args} --views maybe)
 
 # A broken line is refused with the file and its line.
 file(APPEND "${WORK}/results.jsonl" "{not json\n")

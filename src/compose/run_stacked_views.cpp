@@ -1,0 +1,75 @@
+#include "run_stacked_views.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compose/model_impl.hpp"
+#include "gpuforecast/core/error.hpp"
+
+namespace gpuforecast::detail::compose {
+
+namespace {
+bool positive(double x) { return x > 0 && std::isfinite(x); }
+}  // namespace
+
+RunStackedViews::RunStackedViews(Model base, RunStackedViewsOptions options)
+    : m_base(std::move(base)), m_options(options) {
+  if (!has_views(m_base)) throw invalid_argument_error("run-stacked views: the model holds no views");
+  m_options.min_measurements = std::max<std::size_t>(m_options.min_measurements, 3);
+}
+
+bool RunStackedViews::has_views(const Model& m) { return m.impl().views && !m.impl().views->models.empty(); }
+
+void RunStackedViews::choose_views(const Candidate& c) {
+  m_chosen = true;
+  m_kernel = c.kernel;
+  m_device = c.device ? c.device->name : std::string();
+  const std::string vendor = c.device ? c.device->vendor : std::string();
+  m_views = m_base.impl().views->of(m_kernel, vendor, m_device);
+  for (const ViewModel* v : m_views) m_view_devices.push_back(v->device);
+}
+
+bool RunStackedViews::is_run_candidate(const Candidate& c) const {
+  return c.kernel == m_kernel && (c.device ? c.device->name : std::string()) == m_device;
+}
+
+std::optional<std::vector<std::optional<Forecast>>> RunStackedViews::predict(std::span<const Candidate> c) const {
+  if (!m_stacking || c.empty()) return std::nullopt;
+  if (!std::all_of(c.begin(), c.end(), [&](const Candidate& x) { return is_run_candidate(x); })) return std::nullopt;
+  const std::vector<ViewForecasts> views = forecast_views(m_views, c);
+  std::vector<std::optional<Forecast>> out(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    bool usable = true;
+    for (std::size_t v = 0; v < views[i].size(); ++v)
+      if (m_stacking->weights[v] > 0 && !positive(views[i][v].median_ms)) usable = false;
+    if (usable) out[i] = m_stacking->apply(views[i]);
+  }
+  return out;
+}
+
+void RunStackedViews::update(std::span<const Observation> o) {
+  std::vector<Candidate> measured;
+  std::vector<double> ms;
+  for (const auto& x : o) {
+    if (!x.measurement.ok() || !positive(x.measurement.median_ms)) continue;
+    if (!m_chosen) choose_views(x.candidate);
+    if (!is_run_candidate(x.candidate)) continue;
+    measured.push_back(x.candidate);
+    ms.push_back(x.measurement.median_ms);
+  }
+  if (m_views.empty() || measured.empty()) return;
+  const std::vector<ViewForecasts> views = forecast_views(m_views, measured);
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    // A point some view cannot forecast (no positive time) tells the weights nothing.
+    if (!std::all_of(views[i].begin(), views[i].end(), [](const Forecast& f) { return positive(f.median_ms); })) continue;
+    m_measured_views.push_back(views[i]);
+    m_measured_ms.push_back(ms[i]);
+  }
+  if (m_measured_ms.size() < m_options.min_measurements) return;
+  ViewStacking s = fit_view_stacking(m_measured_views, m_measured_ms);
+  const bool some_view = std::any_of(s.weights.begin(), s.weights.end(), [](double w) { return w > 0; });
+  if (some_view) m_stacking = std::move(s);
+  else m_stacking.reset();
+}
+
+}  // namespace gpuforecast::detail::compose

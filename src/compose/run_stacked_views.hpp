@@ -1,0 +1,68 @@
+#pragma once
+// A pre-trained Model's per-GPU views (calibration/view_models.hpp), stacked by the search's own
+// measurements as they land. One model fitted on several GPUs together forecasts a blend of them;
+// the GPU a search runs on is mostly like one or two of them (a sibling card, the same
+// architecture), and its first measurements say which: log t = b + sum_v w_v log t_hat_v, w_v >= 0
+// (view_stacking.hpp), refitted on every measurement. The same stacking picks the sibling for
+// calibrate --cross-device (docs/calibration.md); here it ranks the children of screened evolution
+// and the candidates of any search that starts from a Model with views.
+//
+// The views of a run are those of its kernel's GPUs of the run's vendor other than the run's own
+// GPU, as calibrate defines them: a rehearsal on a training GPU then stacks exactly what a search
+// on a new GPU stacks, so a rule certified by the rehearsal meets the same forecaster.
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "calibration/view_models.hpp"
+#include "calibration/view_stacking.hpp"
+#include "gpuforecast/core/observation.hpp"
+#include "gpuforecast/forecast.hpp"
+
+namespace gpuforecast::detail::compose {
+
+struct RunStackedViewsOptions {
+  // Measurements before the stacking is trusted: the intercept and one weight per view are fitted
+  // on them, and a run's first few are a random population, so a handful is enough.
+  std::size_t min_measurements = 8;
+};
+
+class RunStackedViews {
+ public:
+  // `base` must hold views (Model::Impl::views); see has_views().
+  explicit RunStackedViews(Model base, RunStackedViewsOptions options = {});
+
+  [[nodiscard]] static bool has_views(const Model& m);
+
+  // Stacked forecasts of `c`, or nullopt while there is no stacking to apply: too few measurements
+  // yet, no view of the run's kernel and vendor, every weight 0 (no view follows this GPU), or
+  // candidates of another kernel or GPU than the run's. Candidates one of whose weighted views has
+  // no positive forecast are left as nullopt in the vector.
+  [[nodiscard]] std::optional<std::vector<std::optional<Forecast>>> predict(std::span<const Candidate> c) const;
+
+  // Records the successful measurements among `o` and refits the stacking.
+  void update(std::span<const Observation> o);
+
+  [[nodiscard]] bool fitted() const noexcept { return m_stacking.has_value(); }
+  [[nodiscard]] const std::vector<std::string>& view_devices() const noexcept { return m_view_devices; }
+  [[nodiscard]] const std::optional<ViewStacking>& stacking() const noexcept { return m_stacking; }
+
+ private:
+  Model m_base;
+  RunStackedViewsOptions m_options;
+  // Fixed by the first candidate measured: the run's kernel and GPU, and its views.
+  bool m_chosen = false;
+  std::string m_kernel, m_device;
+  std::vector<const ViewModel*> m_views;
+  std::vector<std::string> m_view_devices;
+  std::vector<ViewForecasts> m_measured_views;
+  std::vector<double> m_measured_ms;
+  std::optional<ViewStacking> m_stacking;
+
+  void choose_views(const Candidate& c);
+  [[nodiscard]] bool is_run_candidate(const Candidate& c) const;
+};
+
+}  // namespace gpuforecast::detail::compose
