@@ -91,10 +91,7 @@ void set_views_section(ModelFile& file, const ViewModels& views) {
     w.str(m.vendor);
     w.u64(m.kernels.size());
     for (const auto& k : m.kernels) w.str(k);
-    ArchiveWriter inner;
-    m.model.save(inner);
-    w.str(m.model.kind());
-    w.bytes(inner.data());
+    save_surrogate_with_kind(w, m.model);
   }
   file.set(section_name, w.data());
 }
@@ -119,11 +116,7 @@ std::optional<ViewModels> views_from(const ModelFile& file, const std::string& o
     if (kernels > 100'000) r.fail(fmt::format("view model {}: implausible number of kernels {}", m.device, kernels));
     for (std::uint64_t k = 0; k < kernels; ++k) m.kernels.push_back(r.str());
     if (!std::is_sorted(m.kernels.begin(), m.kernels.end())) r.fail(fmt::format("view model {}: kernels out of order", m.device));
-    const auto kind = r.str();
-    const auto blob = r.bytes();
-    ArchiveReader inner(blob, origin + " [view model " + m.device + "]");
-    m.model = load_surrogate_archive(kind, inner);
-    if (!inner.at_end()) inner.fail("unexpected bytes after the view model");
+    m.model = load_surrogate_with_kind(r, "view model of " + m.device);
     out.models.push_back(std::move(m));
   }
   if (!r.at_end()) r.fail("trailing bytes after the views section");

@@ -156,24 +156,16 @@ TrainingSummary TrainingSummary::of(std::span<const Observation> observations) {
 }
 
 void set_surrogate_section(ModelFile& file, const AnySurrogate& surrogate) {
-  ArchiveWriter inner;
-  surrogate.save(inner);
   ArchiveWriter w;
-  w.str(surrogate.kind());
-  w.bytes(inner.data());
+  save_surrogate_with_kind(w, surrogate);
   file.set("surrogate", w.data());
 }
 
 AnySurrogate surrogate_from(const ModelFile& file, const std::string& origin) {
   const std::string* s = file.find("surrogate");
   if (!s) throw model_file_error(origin, "has no \"surrogate\" section: not a trained model");
-  ArchiveReader r(*s, origin + " [surrogate]");
-  const auto kind = r.str();
-  const auto blob = r.bytes();
-  ArchiveReader inner(blob, origin + " [surrogate " + kind + "]");
-  AnySurrogate out = load_surrogate_archive(kind, inner);
-  if (!inner.at_end()) inner.fail("unexpected bytes after the surrogate");
-  return out;
+  ArchiveReader r(*s, origin);
+  return load_surrogate_with_kind(r, "surrogate");
 }
 
 namespace {

@@ -254,4 +254,20 @@ AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r) {
   return found->load(r);
 }
 
+void save_surrogate_with_kind(ArchiveWriter& w, const AnySurrogate& surrogate) {
+  ArchiveWriter inner;
+  surrogate.save(inner);
+  w.str(surrogate.kind());
+  w.bytes(inner.data());
+}
+
+AnySurrogate load_surrogate_with_kind(ArchiveReader& r, std::string_view what) {
+  const auto kind = r.str();
+  const auto blob = r.bytes();
+  ArchiveReader inner(blob, fmt::format("{} [{} {}]", r.origin(), what, kind));
+  AnySurrogate out = load_surrogate_archive(kind, inner);
+  if (!inner.at_end()) inner.fail(fmt::format("unexpected bytes after the {}", what));
+  return out;
+}
+
 }  // namespace gpuforecast

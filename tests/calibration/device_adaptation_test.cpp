@@ -11,25 +11,20 @@
 #include <vector>
 
 #include "calibration/device_adaptation.hpp"
+#include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
-#include "gpuforecast/core/archive.hpp"
-#include "surrogate/knn.hpp"
 #include "support/data.hpp"
+#include "support/forecasts.hpp"
+#include "surrogate/knn.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;
 
 namespace {
 
-Forecast forecast_of(double ms) {
-  Forecast f;
-  f.median_ms = ms;
-  f.lower_ms = ms / 1.5;
-  f.upper_ms = ms * 1.5;
-  f.spread = 0.2;
-  return f;
-}
+// Every synthetic forecast here has the same relative interval.
+Forecast forecast_of(double ms) { return test::forecast_around(ms, 1.5, 0.2); }
 
 // The k-NN's forecasts of every valid A4000 configuration, trained on the other two NVIDIA GPUs.
 struct NewDevice {

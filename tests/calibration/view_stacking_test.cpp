@@ -10,20 +10,15 @@
 
 #include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/error.hpp"
+#include "support/forecasts.hpp"
 
 using namespace gpuforecast;
 using Catch::Matchers::Contains;
 
 namespace {
 
-Forecast forecast_of(double ms) {
-  Forecast f;
-  f.median_ms = ms;
-  f.lower_ms = ms / 1.2;
-  f.upper_ms = ms * 1.2;
-  f.spread = 0.1;
-  return f;
-}
+// Every synthetic forecast here has the same relative interval.
+Forecast forecast_of(double ms) { return test::forecast_around(ms, 1.2, 0.1); }
 
 struct Synthetic {
   std::vector<ViewForecasts> views;

@@ -3,7 +3,9 @@
 // sections, CRC-32 of everything before it. Sections written by this library:
 //   "surrogate"  kind + the surrogate's own archive (hyper-parameters, vocabulary, weights)
 //   "training"   summary of the training data (kernels, devices, counts, parameters)
-// Other parts add theirs (calibration adds "calibration"); unknown sections are kept.
+// Other parts add theirs (calibration adds "calibration"; `calibrate --rehearse` adds "rehearsal",
+// the forecasts of each training GPU by a model that never saw it, and "views", one model per
+// training GPU: calibration/rehearsal_file.hpp, view_models.hpp); unknown sections are kept.
 // Truncated, corrupted (checksum) and future-version files raise model_file_error that says which.
 #include <cstddef>
 #include <cstdint>

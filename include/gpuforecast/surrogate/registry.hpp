@@ -62,6 +62,12 @@ struct EnsembleRecipe {
 // registered kind's loader; "transformer" loads its library first (model_file_error naming the
 // library and the reason when it cannot).
 [[nodiscard]] AnySurrogate load_surrogate_archive(std::string_view kind, ArchiveReader& r);
+// A surrogate nested in another archive (a model file's surrogate, each of its view models): its
+// kind, then its own archive as one blob, so that a reader can skip or name it without knowing it.
+void save_surrogate_with_kind(ArchiveWriter& w, const AnySurrogate& surrogate);
+// The inverse. The nested archive's errors name "<r's origin> [<what> <kind>]"; bytes left after
+// it are an error there.
+[[nodiscard]] AnySurrogate load_surrogate_with_kind(ArchiveReader& r, std::string_view what);
 
 struct SurrogateKind {
   std::string name;                                    // what kind() returns and model files store
