@@ -44,7 +44,7 @@ std::vector<std::string> keys(const std::vector<Observation>& obs) {
 
 }  // namespace
 
-TEST_CASE("every file under cachefiles loads into a Dataset, T4 copies included") {
+TEST_CASE("every file under cachefiles loads into a Dataset, T4 copies included", "[sweep]") {
   const auto paths = all_files();
   // convolution 4, convolution_milo 6 + T4, dedispersion_milo 6 + T4, gemm 4, pnpoly 4
   REQUIRE(paths.size() == 26);

@@ -47,7 +47,7 @@ const Expected kFiles[] = {
 
 }  // namespace
 
-TEST_CASE("every Kernel Tuner cache file loads with the counts Python reads") {
+TEST_CASE("every Kernel Tuner cache file loads with the counts Python reads", "[sweep]") {
   for (const auto& e : kFiles) {
     const auto path = test::cache_file(e.kernel, e.device).string();
     INFO(path);

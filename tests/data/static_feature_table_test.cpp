@@ -191,7 +191,7 @@ TEST_CASE("static features joined to measurements: a real space, missing rows ke
 
 // The stored tables (data/features, made by scripts/features) are part of the project: each
 // shared NVIDIA space must find at least a thousand of its configurations (or all it has).
-TEST_CASE("the stored tables cover every shared NVIDIA space", "[data][features]") {
+TEST_CASE("the stored tables cover every shared NVIDIA space", "[data][features][sweep]") {
   const auto tables = read_static_feature_tables((test::source_dir() / "data" / "features").string());
   const std::vector<std::pair<std::string, std::vector<std::string>>> spaces_by_kernel{
       {"convolution_milo", {"A100", "A4000", "A6000"}},

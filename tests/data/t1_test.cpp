@@ -70,7 +70,7 @@ TEST_CASE("convolution_milo T1: space, conditions, launch geometry, arguments") 
   CHECK(!k.arguments[2].output);
 }
 
-TEST_CASE("every valid cached configuration satisfies its T1 conditions (all devices)") {
+TEST_CASE("every valid cached configuration satisfies its T1 conditions (all devices)", "[sweep]") {
   for (const char* kernel : {"convolution_milo", "dedispersion_milo"}) {
     const T1File t = read_t1(test::t1_file(kernel).string());
     for (const char* device : kDevices) {
