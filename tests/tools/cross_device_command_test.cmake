@@ -64,3 +64,9 @@ math(EXPR high_x11 "11 * ${CMAKE_MATCH_2}")
 if(forecast_x10 LESS low_x9 OR forecast_x10 GREATER high_x11)
   message(FATAL_ERROR "stacked forecast ${CMAKE_MATCH_1} ms against ${CMAKE_MATCH_2} ms measured:\n${stacked_predict_out}")
 endif()
+
+# A search started from the rehearsed model ranks the genetic strategy's children on the A4000
+# through the stored views, stacked by the run's own measurements: it runs to its budget.
+set(run_prefix)
+run(views_search ok "genetic: [0-9]+ simulated s" search --replay "${a4000}" --strategy genetic --model "${rehearsed}" --budget 30
+    --seeds 1 --option children_per_measurement=4 --no-progress)

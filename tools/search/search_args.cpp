@@ -91,7 +91,9 @@ void add_search_options(CLI::App& search, SearchArgs& args) {
   for (const auto& n : strategy_names()) names += (names.empty() ? "" : "|") + n;
   search.add_option("--strategy", args.strategy_text, names + " (several, comma-separated, run side by side)")
       ->capture_default_str();
-  search.add_option("--model", args.model, "pre-trained selective model file for the surrogate strategy");
+  search.add_option("--model", args.model,
+                    "pre-trained selective model file for the surrogate and genetic strategies; one with per-GPU views "
+                    "(calibrate --rehearse) forecasts through them, stacked by the run's own measurements");
   search.add_option("--surrogate", args.surrogate, "surrogate trained online when no --model is given")->capture_default_str();
   search.add_option("--budget", args.budget, "measurements per run (0: no count limit)")->capture_default_str();
   search.add_option("--budget-seconds", args.budget_seconds, "simulated (replay) or real seconds per run (0: no limit)");
