@@ -91,13 +91,18 @@ def _cached_space_tune(plain_path: str, strategy, max_fevals: int, seed):
     return distinct
 
 
-@pytest.fixture(scope="module")
-def gemm_plain(hub, tmp_path_factory):
-    src = os.path.join(hub, "cachefiles", "gemm", "RTX_3090.json.gz")
-    out = tmp_path_factory.mktemp("gemm") / "gemm_RTX_3090.json"
+def _rtx_3090_cache(hub, tmp_path_factory, kernel):
+    """The shared RTX 3090 cache of `kernel`, and a decompressed copy (Kernel Tuner reads plain .json)."""
+    src = os.path.join(hub, "cachefiles", kernel, "RTX_3090.json.gz")
+    out = tmp_path_factory.mktemp(kernel) / f"{kernel}_RTX_3090.json"
     with gzip.open(src, "rb") as f, open(out, "wb") as g:
         shutil.copyfileobj(f, g)
     return src, str(out)
+
+
+@pytest.fixture(scope="module")
+def gemm_plain(hub, tmp_path_factory):
+    return _rtx_3090_cache(hub, tmp_path_factory, "gemm")
 
 
 def test_kernel_tuner_path_measures_what_the_replay_measures(gemm_plain):
@@ -124,11 +129,7 @@ def test_kernel_tuner_path_measures_what_the_replay_measures(gemm_plain):
 @pytest.fixture(scope="module")
 def pnpoly_plain(hub, tmp_path_factory):
     """pnpoly's four parameters: Kernel Tuner builds its space in a moment, where gemm's takes 20 s."""
-    src = os.path.join(hub, "cachefiles", "pnpoly", "RTX_3090.json.gz")
-    out = tmp_path_factory.mktemp("pnpoly") / "pnpoly_RTX_3090.json"
-    with gzip.open(src, "rb") as f, open(out, "wb") as g:
-        shutil.copyfileobj(f, g)
-    return src, str(out)
+    return _rtx_3090_cache(hub, tmp_path_factory, "pnpoly")
 
 
 def test_kernel_tuner_path_spends_the_budget_and_different_seeds_differ(pnpoly_plain):

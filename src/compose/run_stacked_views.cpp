@@ -26,7 +26,12 @@ void RunStackedViews::choose_views(const Candidate& c) {
   m_device = c.device ? c.device->name : std::string();
   const std::string vendor = c.device ? c.device->vendor : std::string();
   m_views = m_base.impl().views->of(m_kernel, vendor, m_device);
-  for (const ViewModel* v : m_views) m_view_devices.push_back(v->device);
+}
+
+std::vector<std::string> RunStackedViews::view_devices() const {
+  std::vector<std::string> out;
+  for (const ViewModel* v : m_views) out.push_back(v->device);
+  return out;
 }
 
 bool RunStackedViews::is_run_candidate(const Candidate& c) const {

@@ -46,7 +46,8 @@ class RunStackedViews {
   void update(std::span<const Observation> o);
 
   [[nodiscard]] bool fitted() const noexcept { return m_stacking.has_value(); }
-  [[nodiscard]] const std::vector<std::string>& view_devices() const noexcept { return m_view_devices; }
+  // The GPUs whose views the run stacks (none before its first measurement).
+  [[nodiscard]] std::vector<std::string> view_devices() const;
   [[nodiscard]] const std::optional<ViewStacking>& stacking() const noexcept { return m_stacking; }
 
  private:
@@ -56,7 +57,6 @@ class RunStackedViews {
   bool m_chosen = false;
   std::string m_kernel, m_device;
   std::vector<const ViewModel*> m_views;
-  std::vector<std::string> m_view_devices;
   std::vector<ViewForecasts> m_measured_views;
   std::vector<double> m_measured_ms;
   std::optional<ViewStacking> m_stacking;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/data.hpp"
+#include "surrogate/metrics.hpp"
 
 using namespace gpuforecast;
 using gpuforecast::detail::compose::RunStackedViews;
@@ -55,27 +55,6 @@ std::vector<Observation> ok_runs(const Dataset& d) {
     if (o.measurement.ok()) out.push_back(o);
   std::shuffle(out.begin(), out.end(), std::mt19937_64(7));
   return out;
-}
-
-std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<std::size_t> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (std::size_t i = 0; i < order.size(); ++i) r[order[i]] = static_cast<double>(i);
-  return r;
-}
-
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const auto rx = ranks(x), ry = ranks(y);
-  const double n = static_cast<double>(x.size()), mean = (n - 1) / 2;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < rx.size(); ++i) {
-    sxy += (rx[i] - mean) * (ry[i] - mean);
-    sxx += (rx[i] - mean) * (rx[i] - mean);
-    syy += (ry[i] - mean) * (ry[i] - mean);
-  }
-  return sxy / std::sqrt(sxx * syy);
 }
 
 }  // namespace
