@@ -133,7 +133,8 @@ std::vector<Space> load_spaces(const Args& a) {
   if (spaces.empty()) throw error("no space matches --kernels");
   if (a.views)
     for (auto& s : spaces) {
-      const Dataset d = Dataset::load(std::vector<std::string>{s.file.string()});
+      Dataset d;
+      d.add(*s.data);
       const ViewModels fitted = fit_view_models(d, "default", 1);
       if (fitted.models.size() != 1) throw error(fmt::format("{}: expected one GPU in the file", s.file.string()));
       s.view = fitted.models.front();
@@ -160,12 +161,14 @@ Model model_of(const AnySurrogate& surrogate, const std::optional<ViewModels>& v
 
 // The default surrogate trained on the kernel's spaces other than those named.
 AnySurrogate trained_without(const std::vector<Space>& spaces, const Space& target, const std::string& also_left_out) {
-  std::vector<std::string> files;
+  // The spaces as read once (load_spaces), failed runs included, in file order.
+  std::vector<Observation> rows;
   for (const auto& s : spaces)
-    if (s.kernel == target.kernel && s.device != target.device && s.device != also_left_out) files.push_back(s.file.string());
-  if (files.empty()) throw error(fmt::format("{}: no other GPU of the kernel to train on", target.kernel));
+    if (s.kernel == target.kernel && s.device != target.device && s.device != also_left_out)
+      rows.insert(rows.end(), s.data->observations.begin(), s.data->observations.end());
+  if (rows.empty()) throw error(fmt::format("{}: no other GPU of the kernel to train on", target.kernel));
   auto model = make_surrogate("default", 1);
-  model.fit(Dataset::load(files).observations(false));
+  model.fit(rows);
   return model;
 }
 

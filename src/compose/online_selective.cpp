@@ -81,21 +81,60 @@ std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c
   return f;
 }
 
+namespace {
+// A measurement divided by the base's forecast of it: what the online correction learns.
+Observation ratio_row(Observation r, const Forecast& base) {
+  if (r.measurement.ok() && base.median_ms > 0) {
+    const double scale = 1.0 / base.median_ms;
+    for (auto& s : r.measurement.samples_ms) s *= scale;
+    r.measurement.median_ms *= scale;
+    r.measurement.ci_low_ms *= scale;
+    r.measurement.ci_high_ms *= scale;
+  }
+  return r;
+}
+}  // namespace
+
 std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
   std::vector<Candidate> cands;
   for (const auto& o : observations) cands.push_back(o.candidate);
   const auto f = base_predict(cands);
   std::vector<Observation> rows;
-  for (std::size_t i = 0; i < observations.size(); ++i) {
-    Observation r = observations[i];
-    if (r.measurement.ok() && f[i].median_ms > 0) {
-      const double scale = 1.0 / f[i].median_ms;
-      for (auto& s : r.measurement.samples_ms) s *= scale;
-      r.measurement.median_ms *= scale;
-      r.measurement.ci_low_ms *= scale;
-      r.measurement.ci_high_ms *= scale;
-    }
-    rows.push_back(std::move(r));
+  for (std::size_t i = 0; i < observations.size(); ++i) rows.push_back(ratio_row(observations[i], f[i]));
+  return rows;
+}
+
+void SearchSurrogate::remember_raw_forecasts() {
+  const std::size_t first = m_raw_base.size();
+  std::vector<Candidate> cands;
+  for (std::size_t i = first; i < m_raw.size(); ++i)
+    if (m_raw[i].measurement.ok()) cands.push_back(m_raw[i].candidate);
+  const auto base = cands.empty() ? std::vector<Forecast>{} : m_base->predict(cands);
+  const auto views = m_views->view_forecasts(cands);
+  for (std::size_t i = first, j = 0; i < m_raw.size(); ++i) {
+    const bool ok = m_raw[i].measurement.ok();
+    m_raw_base.push_back(ok ? base[j] : Forecast{});
+    m_raw_views.push_back(ok ? views[j] : ViewForecasts{});
+    if (ok) ++j;
+  }
+}
+
+std::vector<Observation> SearchSurrogate::ratio_rows_of_raw() const {
+  std::vector<std::size_t> ok_rows;
+  std::vector<Candidate> cands;
+  std::vector<ViewForecasts> views;
+  for (std::size_t i = 0; i < m_raw.size(); ++i) {
+    if (!m_raw[i].measurement.ok()) continue;
+    ok_rows.push_back(i);
+    cands.push_back(m_raw[i].candidate);
+    views.push_back(m_raw_views[i]);
+  }
+  const auto stacked = m_views->predict(cands, views);
+  std::vector<Observation> rows(m_raw.begin(), m_raw.end());
+  for (std::size_t j = 0; j < ok_rows.size(); ++j) {
+    const std::size_t i = ok_rows[j];
+    const bool from_views = stacked && (*stacked)[j];
+    rows[i] = ratio_row(m_raw[i], from_views ? *(*stacked)[j] : m_raw_base[i]);
   }
   return rows;
 }
@@ -211,7 +250,8 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
     // The stacking moves with every measurement, and with it the base every ratio was taken
     // against: the correction learns all of them again (a few hundred rows at most).
     m_views->update(observations);
-    m_rows = ratio_rows(m_raw);
+    remember_raw_forecasts();
+    m_rows = ratio_rows_of_raw();
     const auto ok = static_cast<std::size_t>(
         std::count_if(m_rows.begin(), m_rows.end(), [](const Observation& o) { return o.measurement.ok(); }));
     if (ok < m_min_rows) return;

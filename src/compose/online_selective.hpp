@@ -47,6 +47,10 @@ class SearchSurrogate {
   std::optional<AnySurrogate> m_fresh;
   bool m_fresh_fitted = false;
   std::vector<Observation> m_raw;
+  // With views, for each of m_raw that succeeded: the base surrogate's forecast and the views'
+  // (both frozen, so taken once); the stacking that weighs the views moves with every measurement.
+  std::vector<Forecast> m_raw_base;
+  std::vector<ViewForecasts> m_raw_views;
   static constexpr std::size_t fresh_min_rows = 10;
   // Prequential forecasts of the corrected base and of the target-only model, and the measured
   // times: the blend weighs each by its rank correlation with the target's measurements.
@@ -56,6 +60,9 @@ class SearchSurrogate {
   [[nodiscard]] std::vector<Forecast> base_predict(std::span<const Candidate> c) const;
   // The online correction's rows: each measurement divided by the base's forecast of it.
   [[nodiscard]] std::vector<Observation> ratio_rows(std::span<const Observation> o) const;
+  // The same for all of m_raw against the current stacking, from the forecasts kept of them.
+  void remember_raw_forecasts();
+  [[nodiscard]] std::vector<Observation> ratio_rows_of_raw() const;
 };
 static_assert(Surrogate<SearchSurrogate>);
 

@@ -38,18 +38,35 @@ bool RunStackedViews::is_run_candidate(const Candidate& c) const {
   return c.kernel == m_kernel && (c.device ? c.device->name : std::string()) == m_device;
 }
 
-std::optional<std::vector<std::optional<Forecast>>> RunStackedViews::predict(std::span<const Candidate> c) const {
-  if (!m_stacking || c.empty()) return std::nullopt;
-  if (!std::all_of(c.begin(), c.end(), [&](const Candidate& x) { return is_run_candidate(x); })) return std::nullopt;
-  const std::vector<ViewForecasts> views = forecast_views(m_views, c);
-  std::vector<std::optional<Forecast>> out(c.size());
-  for (std::size_t i = 0; i < c.size(); ++i) {
+bool RunStackedViews::applies_to(std::span<const Candidate> c) const {
+  return m_stacking && !c.empty() && std::all_of(c.begin(), c.end(), [&](const Candidate& x) { return is_run_candidate(x); });
+}
+
+std::vector<ViewForecasts> RunStackedViews::view_forecasts(std::span<const Candidate> c) const {
+  return forecast_views(m_views, c);
+}
+
+std::vector<std::optional<Forecast>> RunStackedViews::stack(std::span<const ViewForecasts> views) const {
+  std::vector<std::optional<Forecast>> out(views.size());
+  for (std::size_t i = 0; i < views.size(); ++i) {
     bool usable = true;
     for (std::size_t v = 0; v < views[i].size(); ++v)
       if (m_stacking->weights[v] > 0 && !positive(views[i][v].median_ms)) usable = false;
     if (usable) out[i] = m_stacking->apply(views[i]);
   }
   return out;
+}
+
+std::optional<std::vector<std::optional<Forecast>>> RunStackedViews::predict(std::span<const Candidate> c) const {
+  if (!applies_to(c)) return std::nullopt;
+  return stack(view_forecasts(c));
+}
+
+std::optional<std::vector<std::optional<Forecast>>> RunStackedViews::predict(std::span<const Candidate> c,
+                                                                            std::span<const ViewForecasts> views) const {
+  if (views.size() != c.size()) throw invalid_argument_error("run-stacked views: one view forecast per candidate expected");
+  if (!applies_to(c)) return std::nullopt;
+  return stack(views);
 }
 
 void RunStackedViews::update(std::span<const Observation> o) {

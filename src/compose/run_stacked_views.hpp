@@ -41,6 +41,12 @@ class RunStackedViews {
   // candidates of another kernel or GPU than the run's. Candidates one of whose weighted views has
   // no positive forecast are left as nullopt in the vector.
   [[nodiscard]] std::optional<std::vector<std::optional<Forecast>>> predict(std::span<const Candidate> c) const;
+  // The same, from the views' forecasts of `c` taken before (view_forecasts): the views are
+  // frozen, so a search keeps those of its measured points and only the stacking moves.
+  [[nodiscard]] std::optional<std::vector<std::optional<Forecast>>> predict(std::span<const Candidate> c,
+                                                                             std::span<const ViewForecasts> views) const;
+  // What each of the run's views forecasts for `c` (no view before the run's first measurement).
+  [[nodiscard]] std::vector<ViewForecasts> view_forecasts(std::span<const Candidate> c) const;
 
   // Records the successful measurements among `o` and refits the stacking.
   void update(std::span<const Observation> o);
@@ -63,6 +69,8 @@ class RunStackedViews {
 
   void choose_views(const Candidate& c);
   [[nodiscard]] bool is_run_candidate(const Candidate& c) const;
+  [[nodiscard]] bool applies_to(std::span<const Candidate> c) const;
+  [[nodiscard]] std::vector<std::optional<Forecast>> stack(std::span<const ViewForecasts> views) const;
 };
 
 }  // namespace gpuforecast::detail::compose
