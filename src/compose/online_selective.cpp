@@ -6,6 +6,7 @@
 #include "compose/model_impl.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "surrogate/ensemble.hpp"
+#include "surrogate/metrics.hpp"
 #include "surrogate/random_forest.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/xgboost.hpp"
@@ -175,36 +176,6 @@ std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
   }
   return f;
 }
-
-namespace {
-// Spearman rank correlation (average ranks for ties); 0 for fewer than 3 points.
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const std::size_t n = x.size();
-  if (n < 3) return 0;
-  auto ranks = [n](const std::vector<double>& v) {
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
-    std::vector<double> r(n);
-    for (std::size_t i = 0; i < n;) {
-      std::size_t j = i;
-      while (j + 1 < n && v[order[j + 1]] == v[order[i]]) ++j;
-      for (std::size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * static_cast<double>(i + j);
-      i = j + 1;
-    }
-    return r;
-  };
-  const auto rx = ranks(x), ry = ranks(y);
-  const double mean = 0.5 * static_cast<double>(n - 1);
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    sxy += (rx[i] - mean) * (ry[i] - mean);
-    sxx += (rx[i] - mean) * (rx[i] - mean);
-    syy += (ry[i] - mean) * (ry[i] - mean);
-  }
-  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
-}
-}  // namespace
 
 double SearchSurrogate::fresh_weight() const {
   // Prequential record since the target-only model was fitted: both forecasts, and the truth.
