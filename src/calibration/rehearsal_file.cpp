@@ -21,7 +21,7 @@ namespace gpuforecast {
 
 namespace {
 
-constexpr const char* section_name = "rehearsal";
+constexpr const char* rehearsal_section = "rehearsal";
 
 void save_forecasts(ArchiveWriter& w, const std::vector<Forecast>& f) {
   auto column = [&](auto get) {
@@ -121,11 +121,11 @@ void set_rehearsal_section(ModelFile& file, const StoredRehearsal& rehearsal) {
   w.u64(rehearsal.seed);
   w.u64(rehearsal.spaces.size());
   for (const auto& s : rehearsal.spaces) save_space(w, s);
-  file.set(section_name, w.data());
+  file.set(rehearsal_section, w.data());
 }
 
 std::optional<StoredRehearsal> rehearsal_from(const ModelFile& file, const std::string& origin) {
-  const std::string* payload = file.find(section_name);
+  const std::string* payload = file.find(rehearsal_section);
   if (!payload) return std::nullopt;
   ArchiveReader r(*payload, origin + " [rehearsal section]");
   const auto version = r.u32();

@@ -14,7 +14,7 @@
 namespace gpuforecast {
 
 namespace {
-constexpr const char* section_name = "views";
+constexpr const char* views_section = "views";
 }  // namespace
 
 std::vector<const ViewModel*> ViewModels::of(const std::string& kernel, const std::string& vendor,
@@ -93,11 +93,11 @@ void set_views_section(ModelFile& file, const ViewModels& views) {
     for (const auto& k : m.kernels) w.str(k);
     save_surrogate_with_kind(w, m.model);
   }
-  file.set(section_name, w.data());
+  file.set(views_section, w.data());
 }
 
 std::optional<ViewModels> views_from(const ModelFile& file, const std::string& origin) {
-  const std::string* payload = file.find(section_name);
+  const std::string* payload = file.find(views_section);
   if (!payload) return std::nullopt;
   ArchiveReader r(*payload, origin + " [views section]");
   const auto version = r.u32();

@@ -110,7 +110,7 @@ void prepare(KnnSurrogate::State& s) {
   s.ok = detail::ok_rows(rows);
 }
 
-void train(KnnSurrogate::State& s, const KnnOptions& o) {
+void train_knn(KnnSurrogate::State& s, const KnnOptions& o) {
   const auto& enc = s.base.encoder;
   s.input.fit(s.base.rows, enc.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
                                         FeatureRole::parameter_log, FeatureRole::parameter_category, FeatureRole::feature}));
@@ -170,13 +170,13 @@ KnnSurrogate::KnnSurrogate(KnnOptions options) : m_options(std::move(options)) {
 }
 
 void KnnSurrogate::fit(std::span<const Observation> observations) {
-  m_state = detail::fit_tabular<State>(observations, m_options, "knn surrogate", train);
+  m_state = detail::fit_tabular<State>(observations, m_options, "knn surrogate", train_knn);
 }
 
 void KnnSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train_knn);
 }
 
 int KnnSurrogate::chosen_k() const { return m_state ? m_state->k : 0; }

@@ -171,7 +171,7 @@ struct RandomForestSurrogate::State {
 
 namespace {
 
-void train(RandomForestSurrogate::State& s, const RandomForestOptions& o) {
+void train_forest(RandomForestSurrogate::State& s, const RandomForestOptions& o) {
   const auto& rows = s.base.rows;
   // Trees need each parameter once, as its raw value (splits are order-based), plus what is
   // categorical; log2 and one-hot copies only dilute the random column draws.
@@ -251,13 +251,13 @@ RandomForestSurrogate::RandomForestSurrogate(RandomForestOptions options) : m_op
 }
 
 void RandomForestSurrogate::fit(std::span<const Observation> observations) {
-  m_state = detail::fit_tabular<State>(observations, m_options, "forest surrogate", train);
+  m_state = detail::fit_tabular<State>(observations, m_options, "forest surrogate", train_forest);
 }
 
 void RandomForestSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train_forest);
 }
 
 std::vector<Forecast> RandomForestSurrogate::predict(std::span<const Candidate> candidates) const {

@@ -130,7 +130,7 @@ std::shared_ptr<Booster> boost(const std::vector<float>& x, std::size_t cols, co
   return b;
 }
 
-void train(XgboostSurrogate::State& s, const XgboostOptions& o) {
+void train_xgboost(XgboostSurrogate::State& s, const XgboostOptions& o) {
   const auto& rows = s.base.rows;
   s.columns = s.base.encoder.columns({FeatureRole::device, FeatureRole::problem, FeatureRole::kernel,
                                       FeatureRole::parameter_raw, FeatureRole::parameter_category, FeatureRole::feature});
@@ -214,13 +214,13 @@ XgboostSurrogate::XgboostSurrogate(XgboostOptions options) : m_options(std::move
 }
 
 void XgboostSurrogate::fit(std::span<const Observation> observations) {
-  m_state = detail::fit_tabular<State>(observations, m_options, "xgboost surrogate", train);
+  m_state = detail::fit_tabular<State>(observations, m_options, "xgboost surrogate", train_xgboost);
 }
 
 void XgboostSurrogate::update(std::span<const Observation> observations) {
   if (!m_state) return fit(observations);
   if (observations.empty()) return;
-  m_state = detail::refit_tabular(*m_state, observations, m_options, train);
+  m_state = detail::refit_tabular(*m_state, observations, m_options, train_xgboost);
 }
 
 std::vector<Forecast> XgboostSurrogate::predict(std::span<const Candidate> candidates) const {
