@@ -164,7 +164,8 @@ void set_surrogate_section(ModelFile& file, const AnySurrogate& surrogate) {
 AnySurrogate surrogate_from(const ModelFile& file, const std::string& origin) {
   const std::string* s = file.find("surrogate");
   if (!s) throw model_file_error(origin, "has no \"surrogate\" section: not a trained model");
-  ArchiveReader r(*s, origin);
+  // Named as the views section names its own: a truncated section says which, before its kind is read.
+  ArchiveReader r(*s, origin + " [surrogate section]");
   return load_surrogate_with_kind(r, "surrogate");
 }
 

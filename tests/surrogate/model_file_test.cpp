@@ -118,6 +118,20 @@ TEST_CASE("model file: truncated, corrupted, future-version and foreign files fa
   }
 }
 
+TEST_CASE("model file: a surrogate section cut short names the file and the section") {
+  auto model = make_surrogate("ridge");
+  model.fit(test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0));
+  ModelFile file;
+  set_surrogate_section(file, model);
+  const std::string whole = *file.find("surrogate");
+  for (const std::size_t n : {std::size_t{2}, whole.size() / 2}) {
+    INFO("section cut to " << n << " bytes");
+    file.set("surrogate", whole.substr(0, n));
+    CHECK_THROWS_WITH(surrogate_from(file, "m.gfm"),
+                      Catch::Contains("m.gfm [surrogate section]") && Catch::Contains("truncated"));
+  }
+}
+
 TEST_CASE("model file: save_surrogate/load_surrogate with training summary") {
   const auto obs = test::synthetic_space(test::synthetic_device("GPU-A", 1.0), 1.0);
   auto model = make_surrogate("ridge");
