@@ -7,20 +7,29 @@
 // accuracies and the majority-class baseline. `gpuforecast eval --protocol pairs` prints every
 // metric and rule for one space; this prints the summary the notes quote.
 //
+// --views adds, for each surrogate S, the rows "S+views": the views of the other GPUs of the
+// space's kernel and vendor (the default surrogate fitted on each of their shared files, seed 0)
+// stacked by the training fraction and corrected by S (calibration/stacked_views_surrogate.hpp),
+// what a new GPU with a tenth of its space measured can lean on.
+//
 //   pairs [--data DIR] [--seeds 2] [--train-fraction 0.1] [--pairs 2000] [--splits 20]
-//         [--surrogates xgboost,default] [--kernels k1,k2] [--devices d1,d2] [--json FILE]
+//         [--surrogates xgboost,default] [--kernels k1,k2] [--devices d1,d2] [--views] [--json FILE]
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "common/benchmark_arguments.hpp"
 #include "common/shared_data_dir.hpp"
+#include "common/shared_spaces.hpp"
 #include "common/write_text_file.hpp"
 #include "calibration/pairwise_protocol.hpp"
+#include "calibration/view_models.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -38,6 +47,7 @@ struct Args {
   std::vector<std::string> surrogates{"xgboost", "default"};
   std::vector<std::string> kernels{"convolution_milo", "dedispersion_milo"};
   std::vector<std::string> devices{"A100", "A4000", "A6000"};
+  bool views = false;
   std::string json;
 };
 
@@ -46,7 +56,7 @@ Args parse(int argc, char** argv) {
   a.data = bench::shared_data_dir();
   bench::BenchmarkArguments args(
       "usage: pairs [--data DIR] [--seeds N] [--train-fraction F] [--pairs N] [--splits N]\n"
-      "       [--surrogates S,...] [--kernels K,...] [--devices D,...] [--json FILE]\n");
+      "       [--surrogates S,...] [--kernels K,...] [--devices D,...] [--views] [--json FILE]\n");
   args.text("--data", a.data)
       .number("--seeds", a.seeds)
       .number("--pairs", a.pairs)
@@ -55,9 +65,18 @@ Args parse(int argc, char** argv) {
       .list("--surrogates", a.surrogates)
       .list("--kernels", a.kernels)
       .list("--devices", a.devices)
+      .flag("--views", [&] { a.views = true; })
       .text("--json", a.json);
   if (!args.parse(argc, argv)) std::exit(0);
   return a;
+}
+
+// The view models of every GPU that measured `kernel` among the shared files.
+ViewModels kernel_views(const fs::path& data_dir, const std::string& kernel) {
+  std::vector<std::string> files;
+  for (const auto& f : bench::shared_space_files(data_dir))
+    if (f.kernel == kernel) files.push_back(f.path.string());
+  return fit_view_models(Dataset::load(files), "default", 0);
 }
 
 const PairRuleSummary& rule(const PairEvaluation& e, PairLoss l, PairConfidence c) {
@@ -84,19 +103,33 @@ int main(int argc, char** argv) try {
              100 * a.train_fraction, a.seeds, a.splits);
   fmt::print("dir = direction accuracy, majD its majority baseline, bin = exact bin, majB its baseline; answered/risk/viol "
              "for the direction loss (direction probability) and the wrong-bin loss (top-bin probability)\n");
-  fmt::print("{:<9} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} | {:>6} {:>5} {:>6}\n",
+  fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} | {:>6} {:>5} {:>6}\n",
              "surrogate", "space", "kind", "pairs", "dir", "majD", "bin", "majB", "answ", "[min-max]", "risk", "viol",
              "answ", "risk", "viol");
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& kernel : a.kernels)
+  for (const auto& kernel : a.kernels) {
+    const std::optional<ViewModels> views = a.views ? std::optional(kernel_views(a.data, kernel)) : std::nullopt;
     for (const auto& device : a.devices) {
       const auto file = a.data / "benchmark_hub" / "cachefiles" / kernel / (device + ".json.gz");
       const Dataset data = Dataset::load(std::vector<std::string>{file.string()});
+      const SpaceData& space = data.spaces().front();
+      std::vector<std::pair<std::string, std::vector<const ViewModel*>>> variants;
       for (const auto& s : a.surrogates) {
+        variants.push_back({s, {}});
+        if (views) {
+          auto of = views->of(kernel, space.device->vendor, space.device->name);
+          if (of.empty()) throw invalid_argument_error(fmt::format("{}: no other GPU of its vendor measured {}", file.string(), kernel));
+          variants.push_back({s, std::move(of)});
+        }
+      }
+      for (const auto& [s, space_views] : variants) {
+        const std::string label = space_views.empty() ? s : s + "+views";
         const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(s, seed); };
+        PairProtocolOptions vo = o;
+        vo.views = space_views;
         std::vector<std::vector<PairProtocolRun>> by_kind(o.kinds.size());
         for (std::size_t seed = 0; seed < a.seeds; ++seed) {
-          auto runs = evaluate_pairs_interpolation(data.spaces().front(), s, make, o, seed);
+          auto runs = evaluate_pairs_interpolation(space, label, make, vo, seed);
           for (std::size_t k = 0; k < runs.size(); ++k) by_kind[k].push_back(std::move(runs[k]));
         }
         for (const auto& runs : by_kind) {
@@ -104,13 +137,13 @@ int main(int argc, char** argv) try {
           const auto& e = m.evaluation;
           const auto& d = rule(e, PairLoss::wrong_direction, PairConfidence::direction_probability);
           const auto& b = rule(e, PairLoss::wrong_bin, PairConfidence::top_bin_probability);
-          fmt::print("{:<9} {:<34} {:<9} {:>5} {:>5.3f} {:>5.3f} {:>5.3f} {:>5.3f} | {:>5.1f}% {:>5.1f}-{:>5.1f}% {:>5.3f} "
+          fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5.3f} {:>5.3f} {:>5.3f} {:>5.3f} | {:>5.1f}% {:>5.1f}-{:>5.1f}% {:>5.3f} "
                      "{:>3}/{:<3}| {:>5.1f}% {:>5.3f} {:>3}/{:<3}\n",
-                     s, m.target, to_string(m.kind), e.pairs, e.direction_accuracy, e.majority_direction, e.exact,
+                     label, m.target, to_string(m.kind), e.pairs, e.direction_accuracy, e.majority_direction, e.exact,
                      e.majority_exact, 100 * d.answered, 100 * d.answered_min, 100 * d.answered_max, d.risk_answered,
                      d.violations, e.splits, 100 * b.answered, b.risk_answered, b.violations, e.splits);
           std::fflush(stdout);
-          out.push_back({{"surrogate", s},
+          out.push_back({{"surrogate", label},
                          {"space", m.target},
                          {"kind", to_string(m.kind)},
                          {"pairs", e.pairs},
@@ -131,6 +164,7 @@ int main(int argc, char** argv) try {
         }
       }
     }
+  }
   if (!a.json.empty()) detail::write_text_file(a.json, out.dump(1));
   return 0;
 } catch (const std::exception& e) {

@@ -4,10 +4,32 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <memory>
 
+#include "calibration/stacked_views_surrogate.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
+
+namespace {
+
+using Forecaster = std::function<std::vector<Forecast>(std::span<const Candidate>)>;
+
+// The surrogate fitted on the training split, or the views stacked by it and corrected by it.
+Forecaster fit_forecaster(const SurrogateFactory& make, const PairProtocolOptions& o, std::uint64_t seed,
+                          std::span<const Observation> train) {
+  if (o.views.empty()) {
+    auto model = std::make_shared<AnySurrogate>(make(seed));
+    model->fit(train);
+    return [model](std::span<const Candidate> c) { return model->predict(c); };
+  }
+  auto model = std::make_shared<StackedViewsSurrogate>(o.views, make(seed));
+  model->fit(train);
+  return [model](std::span<const Candidate> c) { return model->predict(c); };
+}
+
+}  // namespace
 
 std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space, const std::string& surrogate,
                                                           const SurrogateFactory& make, const PairProtocolOptions& o,
@@ -15,13 +37,12 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
   const EvaluationSplit split = interpolation_split(space, o.train_fraction, seed);
   if (split.test.size() < 2)
     throw invalid_argument_error(fmt::format("{}: fewer than 2 successful held-out observations", space.path));
-  AnySurrogate model = make(seed);
   const auto t0 = std::chrono::steady_clock::now();
-  model.fit(split.train);
+  const Forecaster predict = fit_forecaster(make, o, seed, split.train);
   const double fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto candidates = split.test_candidates();
   const auto times = split.test_times();
-  const auto forecasts = model.predict(candidates);
+  const auto forecasts = predict(candidates);
   std::vector<Config> configs;
   configs.reserve(candidates.size());
   for (const auto& c : candidates) configs.push_back(c.config);
@@ -39,7 +60,7 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
         all_times.push_back(ob.measurement.median_ms);
         measured.push_back(1);
       }
-    all_forecasts = model.predict(all_candidates);
+    all_forecasts = predict(all_candidates);
     all_candidates.insert(all_candidates.end(), candidates.begin(), candidates.end());
     all_times.insert(all_times.end(), times.begin(), times.end());
     all_forecasts.insert(all_forecasts.end(), forecasts.begin(), forecasts.end());

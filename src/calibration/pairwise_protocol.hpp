@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "calibration/pairwise_evaluation.hpp"
+#include "calibration/view_models.hpp"
 #include "surrogate/evaluation.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -21,6 +22,11 @@ struct PairProtocolOptions {
   // losses. Off, pairs may share points: more of them, but the guarantee is checked on
   // dependent data and fails more often than delta.
   bool disjoint = true;
+  // Models of other GPUs of the space's kernel (view_models.hpp; they must outlive the call).
+  // With any, the forecaster is those views stacked by the training fraction and corrected by the
+  // surrogate, which learns measured / stacked on it (stacked_views_surrogate.hpp): a new GPU
+  // with a fraction of its space measured and the other GPUs' models to lean on.
+  std::vector<const ViewModel*> views;
   PairEvaluationOptions evaluation;
 };
 

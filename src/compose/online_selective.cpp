@@ -8,6 +8,7 @@
 #include "surrogate/ensemble.hpp"
 #include "surrogate/metrics.hpp"
 #include "surrogate/random_forest.hpp"
+#include "surrogate/ratio_correction.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "surrogate/xgboost.hpp"
 
@@ -82,26 +83,12 @@ std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c
   return f;
 }
 
-namespace {
-// A measurement divided by the base's forecast of it: what the online correction learns.
-Observation ratio_row(Observation r, const Forecast& base) {
-  if (r.measurement.ok() && base.median_ms > 0) {
-    const double scale = 1.0 / base.median_ms;
-    for (auto& s : r.measurement.samples_ms) s *= scale;
-    r.measurement.median_ms *= scale;
-    r.measurement.ci_low_ms *= scale;
-    r.measurement.ci_high_ms *= scale;
-  }
-  return r;
-}
-}  // namespace
-
 std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
   std::vector<Candidate> cands;
   for (const auto& o : observations) cands.push_back(o.candidate);
   const auto f = base_predict(cands);
   std::vector<Observation> rows;
-  for (std::size_t i = 0; i < observations.size(); ++i) rows.push_back(ratio_row(observations[i], f[i]));
+  for (std::size_t i = 0; i < observations.size(); ++i) rows.push_back(ratio_observation(observations[i], f[i].median_ms));
   return rows;
 }
 
@@ -135,7 +122,7 @@ std::vector<Observation> SearchSurrogate::ratio_rows_of_raw() const {
   for (std::size_t j = 0; j < ok_rows.size(); ++j) {
     const std::size_t i = ok_rows[j];
     const bool from_views = stacked && (*stacked)[j];
-    rows[i] = ratio_row(m_raw[i], from_views ? *(*stacked)[j] : m_raw_base[i]);
+    rows[i] = ratio_observation(m_raw[i], (from_views ? *(*stacked)[j] : m_raw_base[i]).median_ms);
   }
   return rows;
 }
@@ -148,17 +135,7 @@ std::vector<Forecast> SearchSurrogate::predict(std::span<const Candidate> c) {
   auto f = base_predict(c);
   if (!m_online_fitted) return f;
   const auto g = m_online.predict(c);
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    // The correction forecasts the ratio measured / base forecast; its own interval is the
-    // uncertainty left once the base is corrected.
-    const double r = std::max(g[i].median_ms, 1e-9);
-    f[i].median_ms *= r;
-    f[i].lower_ms = f[i].median_ms * (g[i].lower_ms / r);
-    f[i].upper_ms = f[i].median_ms * (g[i].upper_ms / r);
-    f[i].spread = g[i].spread;
-    f[i].p_fail = g[i].p_fail;
-    f[i].bin_probabilities.reset();
-  }
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = corrected_by_ratio(f[i], g[i]);
   if (m_fresh_fitted) {
     // Weighted geometric mean of the corrected base and the target-only model, each weighted by
     // how well it ranked the target's measurements before it learned them.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "calibration/pairwise_protocol.hpp"
+#include "calibration/view_models.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -35,6 +36,9 @@ void add_pair_options(CLI::App& c, PairEvalArgs& a) {
   c.add_option("--llm-cache", a.llm_cache, "pairs, llm: response cache directory (reruns cost nothing)");
   c.add_option("--llm-in-flight", a.llm_in_flight, "pairs, llm: requests at once")->capture_default_str();
   c.add_option("--llm-timeout", a.llm_timeout, "pairs, llm: seconds per request")->capture_default_str();
+  c.add_flag("--views", a.views,
+             "pairs: lean on the other GPUs of each space's kernel and vendor among --data (the default surrogate "
+             "fitted on each, stacked by the training fraction, corrected by --surrogate)");
   c.add_flag("--shared-points", a.shared_points,
              "pairs: let pairs share points (more pairs, dependent losses: the guarantee is not checked fairly)");
 }
@@ -93,6 +97,8 @@ void run_pairs_eval(const PairEvalArgs& a) {
   const std::vector<std::string> surrogates = a.surrogates.empty() ? std::vector<std::string>{"default"} : a.surrogates;
   for (const auto& s : surrogates)
     if (s != "llm") (void)make_surrogate(s, 0);  // unknown names fail before any work
+  if (a.views && std::find(surrogates.begin(), surrogates.end(), "llm") != surrogates.end())
+    throw invalid_argument_error("--views corrects the views with a surrogate; llm is not one");
 #if GPUFORECAST_HAVE_LLM
   std::optional<LlmEndpoint> llm;
   if (std::find(surrogates.begin(), surrogates.end(), "llm") != surrogates.end()) {
@@ -108,17 +114,27 @@ void run_pairs_eval(const PairEvalArgs& a) {
 #endif
   detail::ensure_passive_openmp_wait();
   const Dataset data = Dataset::load(a.data);
+  const std::optional<ViewModels> views =
+      a.views ? std::optional(fit_view_models(data, "default", a.seed)) : std::nullopt;
 
   std::vector<std::string> keys;
   std::map<std::string, std::vector<PairProtocolRun>> by_key;
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& space : data.spaces())
-    for (const auto& s : surrogates) {
-      const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(s, seed); };
+    for (const auto& surrogate : surrogates) {
+      PairProtocolOptions so = o;
+      if (views) {
+        so.views = views->of(space.kernel, space.device->vendor, space.device->name);
+        if (so.views.empty())
+          throw invalid_argument_error(fmt::format("--views: {} has no other GPU of vendor {} that measured {} among --data",
+                                                   space.path, space.device->vendor, space.kernel));
+      }
+      const std::string s = views ? surrogate + "+views" : surrogate;
+      const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(surrogate, seed); };
       for (std::size_t i = 0; i < a.seeds; ++i) {
         std::vector<PairProtocolRun> seed_runs;
 #if GPUFORECAST_HAVE_LLM
-        if (s == "llm") {
+        if (surrogate == "llm") {
           for (auto& lr : evaluate_llm_pairs(space, *llm, o, a.examples, a.seed + i)) {
             fmt::print(stderr, "llm {} {}: {} pairs asked, {} deferred (endpoint failures), {} text-only{}{}\n",
                        lr.run.target, to_string(lr.run.kind), lr.asked, lr.failed, lr.text_only,
@@ -127,7 +143,7 @@ void run_pairs_eval(const PairEvalArgs& a) {
           }
         } else
 #endif
-          seed_runs = evaluate_pairs_interpolation(space, s, make, o, a.seed + i);
+          seed_runs = evaluate_pairs_interpolation(space, s, make, so, a.seed + i);
         for (auto& r : seed_runs) {
           const std::string key = fmt::format("{} {} {}", s, r.target, to_string(r.kind));
           if (!by_key.count(key)) keys.push_back(key);

@@ -27,6 +27,9 @@ struct PairEvalArgs {
   double calibration_fraction = 0.5;
   bool shared_points = false;   // pairs may share points (not disjoint)
   double start_fraction = 0.1;  // Learn-then-Test's first tested threshold answers this fraction
+  // Each space's forecaster leans on the other GPUs of its kernel and vendor among `data`: their
+  // views stacked by the training fraction and corrected by the surrogate.
+  bool views = false;
   bool json = false;
   // --surrogate llm: an OpenAI-compatible endpoint (GPUFORECAST_LLM_BASE_URL, _MODEL, _API_KEY)
   std::size_t examples = 0;      // measured training pairs shown in each prompt
