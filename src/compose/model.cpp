@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "calibration/model_bundle.hpp"
+#include "compose/complete_forecasts.hpp"
 #include "core/parameter_check.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
@@ -136,23 +137,20 @@ std::vector<Forecast> predict_all(const Model::Impl& m, std::span<const Candidat
   if (!scope || scope->view_devices.empty()) return surrogate_forecasts(m, candidates);
   // The scoped device's candidates are forecast by its views alone: the surrogate is asked only
   // for the others (with k-NN views, forecasting every configuration twice doubled the time).
-  std::vector<std::size_t> on_rows, other_rows;
-  std::vector<Candidate> on_device, others;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const bool on = candidates[i].device && candidates[i].device->name == scope->device;
-    (on ? on_rows : other_rows).push_back(i);
-    (on ? on_device : others).push_back(candidates[i]);
-  }
-  std::vector<Forecast> f(candidates.size());
-  if (!others.empty()) {
-    const auto g = surrogate_forecasts(m, others);
-    for (std::size_t j = 0; j < other_rows.size(); ++j) f[other_rows[j]] = g[j];
-  }
+  std::vector<std::size_t> on_rows;
+  std::vector<Candidate> on_device;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].device && candidates[i].device->name == scope->device) {
+      on_rows.push_back(i);
+      on_device.push_back(candidates[i]);
+    }
+  std::vector<std::optional<Forecast>> stacked(candidates.size());
   if (!on_device.empty()) {
-    const auto g = stacked_views(m, *scope, on_device);
-    for (std::size_t j = 0; j < on_rows.size(); ++j) f[on_rows[j]] = g[j];
+    auto g = stacked_views(m, *scope, on_device);
+    for (std::size_t j = 0; j < on_rows.size(); ++j) stacked[on_rows[j]] = std::move(g[j]);
   }
-  return f;
+  return detail::compose::complete_forecasts(candidates, std::move(stacked),
+                                             [&](std::span<const Candidate> rest) { return surrogate_forecasts(m, rest); });
 }
 
 std::vector<Decision> Model::decide(std::span<const Candidate> candidates, const TuningSpace* space,

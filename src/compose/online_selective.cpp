@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compose/complete_forecasts.hpp"
 #include "compose/model_impl.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "surrogate/ensemble.hpp"
@@ -62,25 +63,9 @@ SearchSurrogate::SearchSurrogate(std::optional<AnySurrogate> base, AnySurrogate 
       m_fresh(std::move(fresh)) {}
 
 std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c) const {
-  const auto stacked = m_views ? m_views->predict(c) : std::nullopt;
+  auto stacked = m_views ? m_views->predict(c) : std::nullopt;
   if (!stacked) return m_base->predict(c);
-  // The base surrogate is asked only for the candidates the stacking leaves out.
-  std::vector<Forecast> f(c.size());
-  std::vector<std::size_t> rest_rows;
-  std::vector<Candidate> rest;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    if ((*stacked)[i]) {
-      f[i] = *(*stacked)[i];
-    } else {
-      rest_rows.push_back(i);
-      rest.push_back(c[i]);
-    }
-  }
-  if (!rest.empty()) {
-    const auto g = m_base->predict(rest);
-    for (std::size_t j = 0; j < rest_rows.size(); ++j) f[rest_rows[j]] = g[j];
-  }
-  return f;
+  return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
 }
 
 std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
