@@ -102,10 +102,12 @@ int main(int argc, char** argv) try {
              "0.1, {} calibration/test splits per seed\n",
              100 * a.train_fraction, a.seeds, a.splits);
   fmt::print("dir = direction accuracy, majD its majority baseline, bin = exact bin, majB its baseline; answered/risk/viol "
-             "for the direction loss (direction probability) and the wrong-bin loss (top-bin probability)\n");
-  fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} | {:>6} {:>5} {:>6}\n",
+             "for the direction loss (direction probability) and the wrong-bin loss (top-bin probability); viol = splits "
+             "whose test half's risk exceeded alpha, popV (child pairs) = splits whose risk on every child pair apart from "
+             "the calibration's children did\n");
+  fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} {:>7} | {:>6} {:>5} {:>6} {:>7}\n",
              "surrogate", "space", "kind", "pairs", "dir", "majD", "bin", "majB", "answ", "[min-max]", "risk", "viol",
-             "answ", "risk", "viol");
+             "popV", "answ", "risk", "viol", "popV");
   nlohmann::json out = nlohmann::json::array();
   for (const auto& kernel : a.kernels) {
     const std::optional<ViewModels> views = a.views ? std::optional(kernel_views(a.data, kernel)) : std::nullopt;
@@ -137,11 +139,15 @@ int main(int argc, char** argv) try {
           const auto& e = m.evaluation;
           const auto& d = rule(e, PairLoss::wrong_direction, PairConfidence::direction_probability);
           const auto& b = rule(e, PairLoss::wrong_bin, PairConfidence::top_bin_probability);
+          auto population = [&](const PairRuleSummary& r) {
+            return e.population_pairs ? fmt::format("{}/{}", r.population_violations, e.splits) : std::string("-");
+          };
           fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5.3f} {:>5.3f} {:>5.3f} {:>5.3f} | {:>5.1f}% {:>5.1f}-{:>5.1f}% {:>5.3f} "
-                     "{:>3}/{:<3}| {:>5.1f}% {:>5.3f} {:>3}/{:<3}\n",
+                     "{:>3}/{:<3} {:>7}| {:>5.1f}% {:>5.3f} {:>3}/{:<3} {:>7}\n",
                      label, m.target, to_string(m.kind), e.pairs, e.direction_accuracy, e.majority_direction, e.exact,
                      e.majority_exact, 100 * d.answered, 100 * d.answered_min, 100 * d.answered_max, d.risk_answered,
-                     d.violations, e.splits, 100 * b.answered, b.risk_answered, b.violations, e.splits);
+                     d.violations, e.splits, population(d), 100 * b.answered, b.risk_answered, b.violations, e.splits,
+                     population(b));
           std::fflush(stdout);
           out.push_back({{"surrogate", label},
                          {"space", m.target},
@@ -157,9 +163,14 @@ int main(int argc, char** argv) try {
                          {"direction_answered_max", d.answered_max},
                          {"direction_risk", d.risk_answered},
                          {"direction_violations", d.violations},
+                         {"population_pairs", e.population_pairs},
+                         {"direction_population_violations", d.population_violations},
+                         {"direction_population_risk", d.population_risk},
                          {"bin_answered", b.answered},
                          {"bin_risk", b.risk_answered},
                          {"bin_violations", b.violations},
+                         {"bin_population_violations", b.population_violations},
+                         {"bin_population_risk", b.population_risk},
                          {"fit_seconds", m.fit_seconds}});
         }
       }

@@ -162,13 +162,19 @@ std::vector<CandidatePair> neighbour_pairs(std::span<const Config> configs, std:
       });
 }
 
-std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
-                                       std::size_t count, std::uint64_t seed) {
+std::vector<CandidatePair> all_child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                           std::uint64_t seed) {
   if (measured.size() != configs.size())
     throw invalid_argument_error(fmt::format("child pairs: {} configs but {} measured flags", configs.size(), measured.size()));
   std::vector<CandidatePair> all;
   for (const auto& p : neighbour_pairs(configs, std::numeric_limits<std::size_t>::max(), seed))
     if (measured[p.reference] && !measured[p.candidate]) all.push_back(p);
+  return all;
+}
+
+std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                       std::size_t count, std::uint64_t seed) {
+  const std::vector<CandidatePair> all = all_child_pairs(configs, measured, seed);
   std::vector<char> used(configs.size(), 0);
   std::vector<CandidatePair> out;
   for (const auto& p : all) {  // neighbour_pairs shuffled them

@@ -40,6 +40,11 @@ struct CandidatePair {
 [[nodiscard]] std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
                                                      std::size_t count, std::uint64_t seed);
 
+// Every neighbour pair (i, j) with measured[i] and not measured[j], a child as often as it has
+// measured neighbours, in an order shuffled with `seed`: the population child_pairs samples.
+[[nodiscard]] std::vector<CandidatePair> all_child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                                         std::uint64_t seed);
+
 // random or neighbour (child pairs need to know what is measured: child_pairs).
 [[nodiscard]] std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs,
                                                       std::size_t count, std::uint64_t seed, bool disjoint = false);

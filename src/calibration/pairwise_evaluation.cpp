@@ -34,22 +34,51 @@ std::vector<PairwiseOptions> every_rule(double alpha, double delta) {
   return out;
 }
 
+void check_population(const PairPopulation& q, std::size_t sample_size) {
+  if (q.sample.size() != sample_size)
+    throw invalid_argument_error(
+        fmt::format("pair population: {} sample pairs named for {} bin distributions", q.sample.size(), sample_size));
+  if (q.p.size() != q.pairs.size() || q.true_bins.size() != q.pairs.size())
+    throw invalid_argument_error(fmt::format("pair population: {} pairs, {} bin distributions, {} true bins",
+                                             q.pairs.size(), q.p.size(), q.true_bins.size()));
+  for (std::size_t i = 0; i < q.true_bins.size(); ++i)
+    if (q.true_bins[i] < 1 || q.true_bins[i] > speedup_bin_count)
+      throw invalid_argument_error(fmt::format("population pair {}: speedup bin must be 1..8, got {}", i, q.true_bins[i]));
+}
+
 }  // namespace
 
+std::vector<std::size_t> population_apart_from(const PairPopulation& q, std::span<const std::size_t> calibration_pairs) {
+  std::size_t points = 0;
+  for (const auto& x : q.sample) points = std::max({points, x.reference + 1, x.candidate + 1});
+  for (const auto& x : q.pairs) points = std::max({points, x.reference + 1, x.candidate + 1});
+  std::vector<char> in_calibration(points, 0), calibration_candidate(points, 0);
+  for (std::size_t i : calibration_pairs) {
+    in_calibration[q.sample[i].reference] = in_calibration[q.sample[i].candidate] = 1;
+    calibration_candidate[q.sample[i].candidate] = 1;
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t j = 0; j < q.pairs.size(); ++j)
+    if (!in_calibration[q.pairs[j].candidate] && !calibration_candidate[q.pairs[j].reference]) out.push_back(j);
+  return out;
+}
+
 PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<const int> bins,
-                              const PairEvaluationOptions& o) {
+                              const PairEvaluationOptions& o, const PairPopulation* population) {
   if (p.size() != bins.size())
     throw invalid_argument_error(fmt::format("pair evaluation: {} bin distributions but {} true bins", p.size(), bins.size()));
   if (p.size() < 2) throw invalid_argument_error(fmt::format("pair evaluation needs at least 2 pairs, got {}", p.size()));
   if (!(o.calibration_fraction > 0 && o.calibration_fraction < 1))
     throw invalid_argument_error(fmt::format("calibration fraction must be in (0, 1), got {}", o.calibration_fraction));
   if (o.splits == 0) throw invalid_argument_error("pair evaluation needs at least one split");
+  if (population) check_population(*population, p.size());
   const std::size_t n = p.size();
   const std::size_t n_cal = std::clamp<std::size_t>(
       static_cast<std::size_t>(std::round(o.calibration_fraction * static_cast<double>(n))), 1, n - 1);
 
   PairEvaluation e;
   e.pairs = n;
+  e.population_pairs = population ? population->pairs.size() : 0;
   e.splits = o.splits;
   e.alpha = o.alpha;
   e.delta = o.delta;
@@ -102,6 +131,7 @@ PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<con
   std::vector<BinProbabilities> cal_p;
   std::vector<int> cal_bins;
   std::vector<double> answered(rules.size(), 0), lost(rules.size(), 0);
+  std::vector<double> population_answered(rules.size(), 0), population_lost(rules.size(), 0);
   for (std::size_t split = 0; split < o.splits; ++split) {
     std::iota(idx.begin(), idx.end(), 0);
     std::mt19937_64 rng(o.seed + split);
@@ -113,6 +143,9 @@ PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<con
       cal_bins.push_back(bins[idx[i]]);
     }
     const std::size_t n_test = n - n_cal;
+    const std::vector<std::size_t> judged =
+        population ? population_apart_from(*population, std::span<const std::size_t>(idx).first(n_cal))
+                   : std::vector<std::size_t>{};
     for (std::size_t r = 0; r < rules.size(); ++r) {
       PairwiseOptions ro = rules[r];
       ro.alpha = o.alpha;
@@ -143,9 +176,24 @@ PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<con
       if (acc > 0 && losses / static_cast<double>(acc) > o.alpha) ++s.violations;
       answered[r] += static_cast<double>(acc);
       lost[r] += losses;
+      if (population) {
+        std::size_t pop_acc = 0;
+        double pop_losses = 0;
+        for (std::size_t j : judged) {
+          if (sel.decide(population->p[j]).defer) continue;
+          ++pop_acc;
+          pop_losses += pair_loss(ro.loss, population->p[j], population->true_bins[j]);
+        }
+        if (pop_acc > 0 && pop_losses / static_cast<double>(pop_acc) > o.alpha) ++s.population_violations;
+        population_answered[r] += static_cast<double>(pop_acc);
+        population_lost[r] += pop_losses;
+      }
     }
   }
-  for (std::size_t r = 0; r < rules.size(); ++r) e.rules[r].risk_answered = answered[r] > 0 ? lost[r] / answered[r] : 0;
+  for (std::size_t r = 0; r < rules.size(); ++r) {
+    e.rules[r].risk_answered = answered[r] > 0 ? lost[r] / answered[r] : 0;
+    e.rules[r].population_risk = population_answered[r] > 0 ? population_lost[r] / population_answered[r] : 0;
+  }
   return e;
 }
 

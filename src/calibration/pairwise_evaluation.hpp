@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "calibration/candidate_pairs.hpp"
 #include "calibration/pairwise_selective.hpp"
 #include "gpuforecast/export.hpp"
 
@@ -34,6 +35,10 @@ struct PairRuleSummary {
   std::size_t violations = 0;  // splits whose test risk among answered pairs exceeded alpha
   double aurc = 0;             // on all pairs
   double risk_all = 0;         // mean loss if every pair were answered
+  // With a population (PairPopulation): the splits whose realised risk there exceeded alpha, and
+  // that risk pooled over splits (losses / answered population pairs).
+  std::size_t population_violations = 0;
+  double population_risk = 0;
 };
 
 struct PairEvaluation {
@@ -51,12 +56,32 @@ struct PairEvaluation {
   double exact_at_50 = 0, exact_at_80 = 0, direction_at_50 = 0, direction_at_80 = 0;
   double set_coverage = 0;   // of the conformal bin sets on test pairs, mean over splits
   double mean_set_size = 0;  // bins per set
+  std::size_t population_pairs = 0;  // 0: no population was given
   std::vector<PairRuleSummary> rules;
 };
+
+// The population a sample of pairs was drawn from: every pair of its kind, points shared. A test
+// half of a few hundred answered pairs misses alpha by its own binomial noise in a good share of
+// splits when a rule's true risk sits just under alpha; judged on the population, a split's
+// realised risk is what the guarantee is about. Each split's rule is judged on the population
+// pairs whose candidate is no point of the split's calibration pairs and whose reference is no
+// candidate of them (child pairs: the children the calibration did not see, any measured parent).
+struct PairPopulation {
+  std::span<const CandidatePair> sample;  // the pairs being evaluated, as point indices
+  std::span<const CandidatePair> pairs;   // the population, as point indices
+  std::span<const BinProbabilities> p;    // per population pair
+  std::span<const int> true_bins;         // per population pair
+};
+
+// The population pairs (indices into q.pairs) a rule calibrated on the sample pairs
+// `calibration_pairs` (indices into q.sample) is judged on.
+[[nodiscard]] std::vector<std::size_t> population_apart_from(const PairPopulation& q,
+                                                             std::span<const std::size_t> calibration_pairs);
 
 // Throws invalid_argument_error for empty or mismatched input, bins outside 1..8, fewer than 2
 // pairs, a calibration fraction outside (0, 1) or zero splits.
 [[nodiscard]] PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<const int> true_bins,
-                                            const PairEvaluationOptions& options = {});
+                                            const PairEvaluationOptions& options = {},
+                                            const PairPopulation* population = nullptr);
 
 }  // namespace gpuforecast

@@ -84,9 +84,18 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
     r.train_count = split.train.size();
     r.test_count = split.test.size();
     r.fit_seconds = fit_seconds;
-    r.evaluation = child ? evaluate_pairs(pair_bin_probabilities(all_forecasts, pairs), pair_true_bins(all_times, pairs),
-                                          o.evaluation)
-                         : evaluate_pairs(pair_bin_probabilities(forecasts, pairs), pair_true_bins(times, pairs), o.evaluation);
+    if (child) {
+      // Every child pair of the space, each child with each of its measured neighbours: what each
+      // split's rule is judged on beside its test half (pairwise_evaluation.hpp).
+      const auto population = all_child_pairs(all_configs, measured, pair_draw_seed(seed, k));
+      const auto population_p = pair_bin_probabilities(all_forecasts, population);
+      const auto population_bins = pair_true_bins(all_times, population);
+      const PairPopulation q{pairs, population, population_p, population_bins};
+      r.evaluation = evaluate_pairs(pair_bin_probabilities(all_forecasts, pairs), pair_true_bins(all_times, pairs),
+                                    o.evaluation, &q);
+    } else {
+      r.evaluation = evaluate_pairs(pair_bin_probabilities(forecasts, pairs), pair_true_bins(times, pairs), o.evaluation);
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -110,19 +119,21 @@ PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs) {
                  &PairEvaluation::mean_set_size})
     mean(f);
   double fit = 0;
-  std::size_t pairs = 0, splits = 0;
+  std::size_t pairs = 0, splits = 0, population_pairs = 0;
   for (const auto& r : runs) {
     fit += r.fit_seconds;
     pairs += r.evaluation.pairs;
     splits += r.evaluation.splits;
+    population_pairs += r.evaluation.population_pairs;
   }
+  e.population_pairs = population_pairs;
   m.fit_seconds = fit / n;
   e.pairs = pairs;
   e.splits = splits;
   for (std::size_t i = 0; i < e.rules.size(); ++i) {
     auto& s = e.rules[i];
-    s.answered = s.risk_answered = s.aurc = s.risk_all = 0;
-    s.violations = 0;
+    s.answered = s.risk_answered = s.aurc = s.risk_all = s.population_risk = 0;
+    s.violations = s.population_violations = 0;
     double answered_pairs = 0;
     for (const auto& r : runs) {
       const auto& x = r.evaluation.rules.at(i);
@@ -130,6 +141,8 @@ PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs) {
       s.aurc += x.aurc / n;
       s.risk_all += x.risk_all / n;
       s.violations += x.violations;
+      s.population_violations += x.population_violations;
+      s.population_risk += x.population_risk / n;
       s.answered_min = std::min(s.answered_min, x.answered_min);
       s.answered_max = std::max(s.answered_max, x.answered_max);
       // pooled risk: weight each run's risk by its answered share of its pairs

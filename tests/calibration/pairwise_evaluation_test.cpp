@@ -2,6 +2,7 @@
 // on 10% of the space, random and neighbour pairs among the rest.
 #include <catch2/catch.hpp>
 
+#include "calibration/candidate_pairs.hpp"
 #include "calibration/pairwise_protocol.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -17,6 +18,29 @@ TEST_CASE("pair evaluation rejects bad input by name") {
   PairEvaluationOptions o;
   o.calibration_fraction = 1;
   CHECK_THROWS_WITH(evaluate_pairs(p, std::vector<int>{4, 4, 4}, o), Catch::Matchers::Contains("calibration fraction"));
+  const std::vector<CandidatePair> sample{{0, 1}, {0, 2}, {3, 4}};
+  const std::vector<CandidatePair> population{{0, 1}, {0, 2}};
+  const std::vector<BinProbabilities> population_p(2, BinProbabilities{0, 0, 0, 1, 0, 0, 0, 0});
+  const std::vector<int> bad_bins{4, 0};
+  const PairPopulation q{sample, population, population_p, bad_bins};
+  CHECK_THROWS_WITH(evaluate_pairs(p, std::vector<int>{4, 4, 4}, {}, &q), Catch::Matchers::Contains("population pair 1"));
+  const PairPopulation short_sample{std::span<const CandidatePair>(sample).first(2), population, population_p, bad_bins};
+  CHECK_THROWS_WITH(evaluate_pairs(p, std::vector<int>{4, 4, 4}, {}, &short_sample),
+                    Catch::Matchers::Contains("2 sample pairs named for 3"));
+}
+
+TEST_CASE("a split's rule is judged on the population pairs whose points its calibration did not see") {
+  // Sample pairs: a measured parent 0 with children 1 and 2, and (3, 4). The first calibrates.
+  const std::vector<CandidatePair> sample{{0, 1}, {0, 2}, {3, 4}};
+  const std::vector<CandidatePair> population{{0, 1}, {7, 1}, {0, 2}, {1, 5}, {2, 6}, {3, 4}};
+  const std::vector<BinProbabilities> population_p(population.size(), BinProbabilities{0, 0, 0, 1, 0, 0, 0, 0});
+  const std::vector<int> population_bins(population.size(), 4);
+  const PairPopulation q{sample, population, population_p, population_bins};
+  // Child 1 was calibrated on: its pairs with any parent go, and so does a pair it is the reference
+  // of; parent 0 was a reference only, so its other children stay.
+  CHECK(population_apart_from(q, std::vector<std::size_t>{0}) == std::vector<std::size_t>{2, 4, 5});
+  CHECK(population_apart_from(q, std::vector<std::size_t>{0, 2}) == std::vector<std::size_t>{2, 4});
+  CHECK(population_apart_from(q, std::vector<std::size_t>{}).size() == population.size());
 }
 
 TEST_CASE("pairs protocol on convolution_milo A100: random pairs are answered, the guarantee holds on every kind") {

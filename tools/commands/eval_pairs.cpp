@@ -56,6 +56,8 @@ nlohmann::json to_json(const PairProtocolRun& r) {
                      {"answered_max", s.answered_max},
                      {"risk_answered", s.risk_answered},
                      {"violations", s.violations},
+                     {"population_violations", s.population_violations},
+                     {"population_risk", s.population_risk},
                      {"aurc", s.aurc},
                      {"risk_all", s.risk_all}});
   return {{"surrogate", r.surrogate},     {"target", r.target},
@@ -72,6 +74,7 @@ nlohmann::json to_json(const PairProtocolRun& r) {
           {"direction_at_50", e.direction_at_50},
           {"direction_at_80", e.direction_at_80},
           {"set_coverage", e.set_coverage}, {"mean_set_size", e.mean_set_size},
+          {"population_pairs", e.population_pairs},
           {"rules", rules}};
 }
 
@@ -183,15 +186,19 @@ void run_pairs_eval(const PairEvalArgs& a) {
                e.mean_set_size);
   }
   fmt::print("\ndeferral (Learn-then-Test): answered = mean fraction of test pairs answered without measuring "
-             "[min-max over splits], risk = loss among answered pairs, viol = splits with that risk > alpha\n");
-  fmt::print("{:<52} {:<16} {:<22} {:>8} {:>13} {:>6} {:>9} {:>6} {:>6}\n", "surrogate space kind", "loss", "confidence",
-             "answered", "[min-max]", "risk", "viol", "AURC", "risk1");
+             "[min-max over splits], risk = loss among answered pairs, viol = splits with that risk > alpha; child pairs: "
+             "popR, popV = the same on every child pair whose child the calibration did not see\n");
+  fmt::print("{:<52} {:<16} {:<22} {:>8} {:>13} {:>6} {:>9} {:>6} {:>9} {:>6} {:>6}\n", "surrogate space kind", "loss",
+             "confidence", "answered", "[min-max]", "risk", "viol", "popR", "popV", "AURC", "risk1");
   for (const auto& k : keys) {
     const auto m = mean_pair_run(by_key[k]);
     for (const auto& s : m.evaluation.rules)
-      fmt::print("{:<52} {:<16} {:<22} {:>7.1f}% {:>5.1f}-{:>5.1f}% {:>6.3f} {:>4}/{:<4} {:>6.3f} {:>6.3f}\n", k,
+      fmt::print("{:<52} {:<16} {:<22} {:>7.1f}% {:>5.1f}-{:>5.1f}% {:>6.3f} {:>4}/{:<4} {:>6} {:>9} {:>6.3f} {:>6.3f}\n", k,
                  to_string(s.loss), to_string(s.confidence), 100 * s.answered, 100 * s.answered_min,
-                 100 * s.answered_max, s.risk_answered, s.violations, m.evaluation.splits, s.aurc, s.risk_all);
+                 100 * s.answered_max, s.risk_answered, s.violations, m.evaluation.splits,
+                 m.evaluation.population_pairs ? fmt::format("{:.3f}", s.population_risk) : "-",
+                 m.evaluation.population_pairs ? fmt::format("{}/{}", s.population_violations, m.evaluation.splits) : "-",
+                 s.aurc, s.risk_all);
   }
 }
 
