@@ -68,6 +68,24 @@ std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c
   return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
 }
 
+std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c,
+                                                    std::span<const ViewForecasts> views) const {
+  auto stacked = m_views->predict(c, views);
+  if (!stacked) return m_base->predict(c);
+  return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
+}
+
+std::vector<ViewForecasts> SearchSurrogate::views_of(std::span<const Observation> o) const {
+  std::vector<Candidate> ok;
+  for (const auto& x : o)
+    if (x.measurement.ok()) ok.push_back(x.candidate);
+  const auto taken = ok.empty() ? std::vector<ViewForecasts>{} : m_views->view_forecasts(ok);
+  std::vector<ViewForecasts> out(o.size());
+  for (std::size_t i = 0, j = 0; i < o.size(); ++i)
+    if (o[i].measurement.ok()) out[i] = taken[j++];
+  return out;
+}
+
 std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
   std::vector<Candidate> cands;
   for (const auto& o : observations) cands.push_back(o.candidate);
@@ -77,17 +95,16 @@ std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation
   return rows;
 }
 
-void SearchSurrogate::remember_raw_forecasts() {
+void SearchSurrogate::remember_raw_forecasts(std::span<const ViewForecasts> new_views) {
   const std::size_t first = m_raw_base.size();
   std::vector<Candidate> cands;
   for (std::size_t i = first; i < m_raw.size(); ++i)
     if (m_raw[i].measurement.ok()) cands.push_back(m_raw[i].candidate);
   const auto base = cands.empty() ? std::vector<Forecast>{} : m_base->predict(cands);
-  const auto views = m_views->view_forecasts(cands);
   for (std::size_t i = first, j = 0; i < m_raw.size(); ++i) {
     const bool ok = m_raw[i].measurement.ok();
     m_raw_base.push_back(ok ? base[j] : Forecast{});
-    m_raw_views.push_back(ok ? views[j] : ViewForecasts{});
+    m_raw_views.push_back(ok ? new_views[i - first] : ViewForecasts{});
     if (ok) ++j;
   }
 }
@@ -150,11 +167,23 @@ double SearchSurrogate::fresh_weight() const {
 
 void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
+  // The views' forecasts of the new points, taken once for the prequential record, the stacking
+  // and the forecasts kept of each measured point.
+  std::vector<ViewForecasts> new_views;
+  if (m_views) {
+    m_views->choose_views_from(observations);
+    new_views = views_of(observations);
+  }
   if (m_base && m_fresh_fitted) {
     // Forecasts of both parts before they learn these points: the record that weighs them.
     const auto [cands, times] = successful_runs(observations);
     if (!cands.empty()) {
-      auto f = base_predict(cands);
+      std::vector<ViewForecasts> cand_views;
+      if (m_views)
+        for (std::size_t i = 0; i < observations.size(); ++i)
+          if (observations[i].measurement.ok() && observations[i].measurement.median_ms > 0)
+            cand_views.push_back(new_views[i]);
+      auto f = m_views ? base_predict(cands, cand_views) : base_predict(cands);
       if (m_online_fitted) {
         const auto g = m_online.predict(cands);
         for (std::size_t i = 0; i < f.size(); ++i) f[i].median_ms *= std::max(g[i].median_ms, 1e-9);
@@ -182,8 +211,8 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
   if (m_views) {
     // The stacking moves with every measurement, and with it the base every ratio was taken
     // against: the correction learns all of them again (a few hundred rows at most).
-    m_views->update(observations);
-    remember_raw_forecasts();
+    m_views->update(observations, new_views);
+    remember_raw_forecasts(new_views);
     m_rows = ratio_rows_of_raw();
     const auto ok = static_cast<std::size_t>(
         std::count_if(m_rows.begin(), m_rows.end(), [](const Observation& o) { return o.measurement.ok(); }));

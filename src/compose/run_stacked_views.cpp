@@ -20,12 +20,18 @@ RunStackedViews::RunStackedViews(Model base, RunStackedViewsOptions options)
 
 bool RunStackedViews::has_views(const Model& m) { return m.impl().views && !m.impl().views->models.empty(); }
 
-void RunStackedViews::choose_views(const Candidate& c) {
-  m_chosen = true;
-  m_kernel = c.kernel;
-  m_device = c.device ? c.device->name : std::string();
-  const std::string vendor = c.device ? c.device->vendor : std::string();
-  m_views = m_base.impl().views->of(m_kernel, vendor, m_device);
+void RunStackedViews::choose_views_from(std::span<const Observation> o) {
+  if (m_chosen) return;
+  for (const auto& x : o) {
+    if (!x.measurement.ok() || !positive(x.measurement.median_ms)) continue;
+    const Candidate& c = x.candidate;
+    m_chosen = true;
+    m_kernel = c.kernel;
+    m_device = c.device ? c.device->name : std::string();
+    const std::string vendor = c.device ? c.device->vendor : std::string();
+    m_views = m_base.impl().views->of(m_kernel, vendor, m_device);
+    return;
+  }
 }
 
 std::vector<std::string> RunStackedViews::view_devices() const {
@@ -69,25 +75,39 @@ std::optional<std::vector<std::optional<Forecast>>> RunStackedViews::predict(std
   return stack(views);
 }
 
+bool RunStackedViews::records(const Observation& o) const {
+  return o.measurement.ok() && positive(o.measurement.median_ms) && is_run_candidate(o.candidate);
+}
+
 void RunStackedViews::update(std::span<const Observation> o) {
+  choose_views_from(o);
   std::vector<Candidate> measured;
-  std::vector<double> ms;
-  for (const auto& x : o) {
-    if (!x.measurement.ok() || !positive(x.measurement.median_ms)) continue;
-    if (!m_chosen) choose_views(x.candidate);
-    if (!is_run_candidate(x.candidate)) continue;
-    measured.push_back(x.candidate);
-    ms.push_back(x.measurement.median_ms);
-  }
-  if (m_views.empty() || measured.empty()) return;
-  const std::vector<ViewForecasts> views = forecast_views(m_views, measured);
-  for (std::size_t i = 0; i < measured.size(); ++i) {
+  for (const auto& x : o)
+    if (records(x)) measured.push_back(x.candidate);
+  const std::vector<ViewForecasts> taken = measured.empty() ? std::vector<ViewForecasts>{} : view_forecasts(measured);
+  std::vector<ViewForecasts> views(o.size());
+  for (std::size_t i = 0, j = 0; i < o.size(); ++i)
+    if (records(o[i])) views[i] = taken[j++];
+  update(o, views);
+}
+
+void RunStackedViews::update(std::span<const Observation> o, std::span<const ViewForecasts> views) {
+  if (views.size() != o.size())
+    throw invalid_argument_error("run-stacked views: one view forecast per observation expected");
+  choose_views_from(o);
+  if (m_views.empty()) return;
+  bool added = false;
+  for (std::size_t i = 0; i < o.size(); ++i) {
+    if (!records(o[i])) continue;
+    if (views[i].size() != m_views.size())
+      throw invalid_argument_error("run-stacked views: an observation's view forecasts do not match the run's views");
     // A point some view cannot forecast (no positive time) tells the weights nothing.
     if (!std::all_of(views[i].begin(), views[i].end(), [](const Forecast& f) { return positive(f.median_ms); })) continue;
     m_measured_views.push_back(views[i]);
-    m_measured_ms.push_back(ms[i]);
+    m_measured_ms.push_back(o[i].measurement.median_ms);
+    added = true;
   }
-  if (m_measured_ms.size() < m_options.min_measurements) return;
+  if (!added || m_measured_ms.size() < m_options.min_measurements) return;
   ViewStacking s = fit_view_stacking(m_measured_views, m_measured_ms);
   const bool some_view = std::any_of(s.weights.begin(), s.weights.end(), [](double w) { return w > 0; });
   if (some_view) m_stacking = std::move(s);

@@ -48,8 +48,14 @@ class RunStackedViews {
   // What each of the run's views forecasts for `c` (no view before the run's first measurement).
   [[nodiscard]] std::vector<ViewForecasts> view_forecasts(std::span<const Candidate> c) const;
 
+  // Fixes the run's kernel, GPU and views by the first successful measurement among `o` (once).
+  void choose_views_from(std::span<const Observation> o);
   // Records the successful measurements among `o` and refits the stacking.
   void update(std::span<const Observation> o);
+  // The same with the views' forecasts of each of `o` taken by the caller, who needs them too
+  // (view_forecasts, after choose_views_from): views[i] belongs to o[i]; those not recorded (failed,
+  // another GPU's) may be empty.
+  void update(std::span<const Observation> o, std::span<const ViewForecasts> views);
 
   [[nodiscard]] bool fitted() const noexcept { return m_stacking.has_value(); }
   // The GPUs whose views the run stacks (none before its first measurement).
@@ -67,8 +73,8 @@ class RunStackedViews {
   std::vector<double> m_measured_ms;
   std::optional<ViewStacking> m_stacking;
 
-  void choose_views(const Candidate& c);
   [[nodiscard]] bool is_run_candidate(const Candidate& c) const;
+  [[nodiscard]] bool records(const Observation& o) const;
   [[nodiscard]] bool applies_to(std::span<const Candidate> c) const;
   [[nodiscard]] std::vector<std::optional<Forecast>> stack(std::span<const ViewForecasts> views) const;
 };
