@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "gpuforecast/core/error.hpp"
 #include "surrogate/ratio_correction.hpp"
 
@@ -42,7 +44,14 @@ std::vector<Forecast> StackedViewsSurrogate::predict(std::span<const Candidate> 
   const auto ratio = m_ratio.predict(c);
   std::vector<Forecast> out;
   out.reserve(c.size());
-  for (std::size_t i = 0; i < c.size(); ++i) out.push_back(detail::corrected_by_ratio(m_stacking->apply(views[i]), ratio[i]));
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const Forecast stacked = m_stacking->apply(views[i]);
+    // A view with no positive time for a configuration leaves its stacked forecast undefined.
+    if (!(stacked.median_ms > 0 && std::isfinite(stacked.median_ms)))
+      throw error(fmt::format("stacked views: candidate {} ({} on {}) has no positive stacked forecast ({} ms)", i,
+                              c[i].kernel, c[i].device ? c[i].device->name : "no device", stacked.median_ms));
+    out.push_back(detail::corrected_by_ratio(stacked, ratio[i]));
+  }
   return out;
 }
 
