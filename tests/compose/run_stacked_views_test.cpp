@@ -107,6 +107,29 @@ TEST_CASE("a run on a training GPU stacks the other GPUs' views, never its own",
   CHECK_FALSE(views.predict(std::vector<Candidate>{ok_runs(new_gpu()).front().candidate}).has_value());
 }
 
+TEST_CASE("views forecast by the caller stack as the run's own, and mismatched ones are refused", "[data]") {
+  const Model model = model_with_views();
+  const auto runs = ok_runs(new_gpu());
+  const auto first = std::span(runs).first(20);
+  RunStackedViews own(model, {.min_measurements = 8});
+  own.update(first);
+  RunStackedViews given(model, {.min_measurements = 8});
+  given.choose_views_from(first);
+  std::vector<Candidate> cands;
+  for (const auto& o : first) cands.push_back(o.candidate);
+  const auto views = given.view_forecasts(cands);
+  given.update(first, views);
+  REQUIRE(own.fitted());
+  REQUIRE(given.fitted());
+  CHECK(given.stacking()->weights == own.stacking()->weights);
+  CHECK(given.stacking()->intercept == own.stacking()->intercept);
+  CHECK_THROWS_WITH(given.update(first, std::span(views).first(19)),
+                    Catch::Matchers::Contains("one view forecast per observation"));
+  std::vector<ViewForecasts> short_views(views);
+  short_views[3].pop_back();
+  CHECK_THROWS_WITH(given.update(first, short_views), Catch::Matchers::Contains("do not match the run's views"));
+}
+
 TEST_CASE("a model without views is refused by name", "[data]") {
   AnySurrogate joint = make_surrogate("knn", 1);
   joint.fit(training_gpus().observations(false));
