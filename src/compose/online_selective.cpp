@@ -68,13 +68,6 @@ std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c
   return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
 }
 
-std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c,
-                                                    std::span<const ViewForecasts> views) const {
-  auto stacked = m_views->predict(c, views);
-  if (!stacked) return m_base->predict(c);
-  return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
-}
-
 std::vector<ViewForecasts> SearchSurrogate::views_of(std::span<const Observation> o) const {
   std::vector<Candidate> ok;
   for (const auto& x : o)
@@ -167,8 +160,8 @@ double SearchSurrogate::fresh_weight() const {
 
 void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
-  // The views' forecasts of the new points, taken once for the prequential record, the stacking
-  // and the forecasts kept of each measured point.
+  // The views' forecasts of the new points, taken once for the stacking and the forecasts kept of
+  // each measured point.
   std::vector<ViewForecasts> new_views;
   if (m_views) {
     m_views->choose_views_from(observations);
@@ -178,12 +171,7 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
     // Forecasts of both parts before they learn these points: the record that weighs them.
     const auto [cands, times] = successful_runs(observations);
     if (!cands.empty()) {
-      std::vector<ViewForecasts> cand_views;
-      if (m_views)
-        for (std::size_t i = 0; i < observations.size(); ++i)
-          if (observations[i].measurement.ok() && observations[i].measurement.median_ms > 0)
-            cand_views.push_back(new_views[i]);
-      auto f = m_views ? base_predict(cands, cand_views) : base_predict(cands);
+      auto f = base_predict(cands);
       if (m_online_fitted) {
         const auto g = m_online.predict(cands);
         for (std::size_t i = 0; i < f.size(); ++i) f[i].median_ms *= std::max(g[i].median_ms, 1e-9);
@@ -253,10 +241,15 @@ CalibrationOptions search_calibration_options(std::uint64_t seed) {
 namespace {
 SearchSurrogate search_surrogate(const std::optional<Model>& base, const std::string& online_kind, std::uint64_t seed) {
   if (!base) return SearchSurrogate(std::nullopt, make_search_surrogate(online_kind, seed), 5);
-  std::optional<RunStackedViews> views;
-  if (RunStackedViews::has_views(*base)) views.emplace(*base);
+  if (RunStackedViews::has_views(*base))
+    // The stacking is the target's own fit of what the training GPUs know, and the ratio model
+    // learns where it differs: a model of the target's few measurements alone, blended in, only
+    // blurs the ranking (screened evolution over the 24 shared spaces: ahead or level on every
+    // family without it, docs/calibration.md).
+    return SearchSurrogate(base->impl().surrogate, make_search_surrogate(online_kind, seed), 5, std::nullopt,
+                           RunStackedViews(*base));
   return SearchSurrogate(base->impl().surrogate, make_search_surrogate(online_kind, seed), 5,
-                         make_search_surrogate(online_kind, seed + 1), std::move(views));
+                         make_search_surrogate(online_kind, seed + 1));
 }
 }  // namespace
 

@@ -41,9 +41,9 @@ class SearchSurrogate {
   bool m_online_fitted = false;
   std::size_t m_min_rows;
   std::vector<Observation> m_rows;  // what the online model learns from (ratios when stacked)
-  // With a base: a second online model on the raw target measurements, blended in once it has
-  // `fresh_min_rows` ok rows, so that a target whose optimum lies where the base devices were
-  // slow is not held to the base's ranking.
+  // With a base (and no views): a second online model on the raw target measurements, blended in
+  // once it has `fresh_min_rows` ok rows, so that a target whose optimum lies where the base
+  // devices were slow is not held to the base's ranking.
   std::optional<AnySurrogate> m_fresh;
   bool m_fresh_fitted = false;
   std::vector<Observation> m_raw;
@@ -58,9 +58,6 @@ class SearchSurrogate {
   [[nodiscard]] double fresh_weight() const;
   // The base's forecasts: stacked views where the stacking applies, the base surrogate's elsewhere.
   [[nodiscard]] std::vector<Forecast> base_predict(std::span<const Candidate> c) const;
-  // The same from the views' forecasts of `c` taken before (view_forecasts).
-  [[nodiscard]] std::vector<Forecast> base_predict(std::span<const Candidate> c,
-                                                   std::span<const ViewForecasts> views) const;
   // The views' forecasts of each of `o` that succeeded, empty for the others.
   [[nodiscard]] std::vector<ViewForecasts> views_of(std::span<const Observation> o) const;
   // The online correction's rows: each measurement divided by the base's forecast of it.

@@ -9,7 +9,7 @@
 // trained on the target's measurements alone, joins after 10 ok measurements, each weighted by
 // how well it ranked the target's measurements before learning them; a Model with per-GPU views
 // (`calibrate --rehearse`) forecasts through them, stacked by the search's own measurements
-// (run_stacked_views.hpp), once it has 8. The calibrator is refitted
+// (run_stacked_views.hpp), once it has 8, and takes no target-only model. The calibrator is refitted
 // each round on prequential residuals (forecasts made before the surrogate saw the point), with
 // adaptive conformal updates in between, at the search's settings (intervals at 80%, deferral
 // at risk 0.2). A search that should not learn takes the Model itself: it is a SelectivePredictor.
