@@ -172,18 +172,23 @@ std::vector<CandidatePair> all_child_pairs(std::span<const Config> configs, std:
   return all;
 }
 
-std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
-                                       std::size_t count, std::uint64_t seed) {
-  const std::vector<CandidatePair> all = all_child_pairs(configs, measured, seed);
-  std::vector<char> used(configs.size(), 0);
+std::vector<CandidatePair> one_pair_per_child(std::span<const CandidatePair> all, std::size_t count) {
+  std::size_t points = 0;
+  for (const auto& p : all) points = std::max(points, p.candidate + 1);
+  std::vector<char> used(points, 0);
   std::vector<CandidatePair> out;
-  for (const auto& p : all) {  // neighbour_pairs shuffled them
+  for (const auto& p : all) {  // all_child_pairs shuffled them
     if (out.size() >= count) break;
     if (used[p.candidate]) continue;
     used[p.candidate] = 1;
     out.push_back(p);
   }
   return out;
+}
+
+std::vector<CandidatePair> child_pairs(std::span<const Config> configs, std::span<const char> measured,
+                                       std::size_t count, std::uint64_t seed) {
+  return one_pair_per_child(all_child_pairs(configs, measured, seed), count);
 }
 
 std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs, std::size_t count,

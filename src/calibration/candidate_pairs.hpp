@@ -45,6 +45,10 @@ struct CandidatePair {
 [[nodiscard]] std::vector<CandidatePair> all_child_pairs(std::span<const Config> configs, std::span<const char> measured,
                                                          std::uint64_t seed);
 
+// The first pair of each child in `all`'s order (all_child_pairs), `count` at most: child_pairs
+// from a population already drawn.
+[[nodiscard]] std::vector<CandidatePair> one_pair_per_child(std::span<const CandidatePair> all, std::size_t count);
+
 // random or neighbour (child pairs need to know what is measured: child_pairs).
 [[nodiscard]] std::vector<CandidatePair> sample_pairs(PairKind kind, std::span<const Config> configs,
                                                       std::size_t count, std::uint64_t seed, bool disjoint = false);

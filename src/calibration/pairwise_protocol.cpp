@@ -16,17 +16,18 @@ namespace {
 
 using Forecaster = std::function<std::vector<Forecast>(std::span<const Candidate>)>;
 
+template <class S>
+Forecaster fitted(S model, std::span<const Observation> train) {
+  auto m = std::make_shared<S>(std::move(model));
+  m->fit(train);
+  return [m](std::span<const Candidate> c) { return m->predict(c); };
+}
+
 // The surrogate fitted on the training split, or the views stacked by it and corrected by it.
 Forecaster fit_forecaster(const SurrogateFactory& make, const PairProtocolOptions& o, std::uint64_t seed,
                           std::span<const Observation> train) {
-  if (o.views.empty()) {
-    auto model = std::make_shared<AnySurrogate>(make(seed));
-    model->fit(train);
-    return [model](std::span<const Candidate> c) { return model->predict(c); };
-  }
-  auto model = std::make_shared<StackedViewsSurrogate>(o.views, make(seed));
-  model->fit(train);
-  return [model](std::span<const Candidate> c) { return model->predict(c); };
+  if (o.views.empty()) return fitted(make(seed), train);
+  return fitted(StackedViewsSurrogate(o.views, make(seed)), train);
 }
 
 }  // namespace
@@ -71,7 +72,12 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
   std::vector<PairProtocolRun> out;
   for (std::size_t k = 0; k < o.kinds.size(); ++k) {
     const bool child = o.kinds[k] == PairKind::child;
-    const auto pairs = child ? child_pairs(all_configs, measured, o.pairs, pair_draw_seed(seed, k))
+    // Child pairs: every child pair of the space, each child with each of its measured neighbours,
+    // judges each split's rule beside its test half (pairwise_evaluation.hpp); the sample takes
+    // each child once.
+    const auto population = child ? all_child_pairs(all_configs, measured, pair_draw_seed(seed, k))
+                                  : std::vector<CandidatePair>{};
+    const auto pairs = child ? one_pair_per_child(population, o.pairs)
                              : sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
     if (pairs.size() < 2)
       throw invalid_argument_error(fmt::format("{}: fewer than 2 {} pairs among its {} held-out points", space.path,
@@ -85,9 +91,6 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
     r.test_count = split.test.size();
     r.fit_seconds = fit_seconds;
     if (child) {
-      // Every child pair of the space, each child with each of its measured neighbours: what each
-      // split's rule is judged on beside its test half (pairwise_evaluation.hpp).
-      const auto population = all_child_pairs(all_configs, measured, pair_draw_seed(seed, k));
       const auto population_p = pair_bin_probabilities(all_forecasts, population);
       const auto population_bins = pair_true_bins(all_times, population);
       const PairPopulation q{pairs, population, population_p, population_bins};
