@@ -68,17 +68,6 @@ std::vector<Forecast> SearchSurrogate::base_predict(std::span<const Candidate> c
   return complete_forecasts(c, std::move(*stacked), [&](std::span<const Candidate> rest) { return m_base->predict(rest); });
 }
 
-std::vector<ViewForecasts> SearchSurrogate::views_of(std::span<const Observation> o) const {
-  std::vector<Candidate> ok;
-  for (const auto& x : o)
-    if (x.measurement.ok()) ok.push_back(x.candidate);
-  const auto taken = ok.empty() ? std::vector<ViewForecasts>{} : m_views->view_forecasts(ok);
-  std::vector<ViewForecasts> out(o.size());
-  for (std::size_t i = 0, j = 0; i < o.size(); ++i)
-    if (o[i].measurement.ok()) out[i] = taken[j++];
-  return out;
-}
-
 std::vector<Observation> SearchSurrogate::ratio_rows(std::span<const Observation> observations) const {
   std::vector<Candidate> cands;
   for (const auto& o : observations) cands.push_back(o.candidate);
@@ -162,11 +151,8 @@ void SearchSurrogate::update(std::span<const Observation> observations) {
   const std::size_t before = m_rows.size();
   // The views' forecasts of the new points, taken once for the stacking and the forecasts kept of
   // each measured point.
-  std::vector<ViewForecasts> new_views;
-  if (m_views) {
-    m_views->choose_views_from(observations);
-    new_views = views_of(observations);
-  }
+  const std::vector<ViewForecasts> new_views =
+      m_views ? m_views->view_forecasts_of(observations) : std::vector<ViewForecasts>{};
   if (m_base && m_fresh_fitted) {
     // Forecasts of both parts before they learn these points: the record that weighs them.
     const auto [cands, times] = successful_runs(observations);

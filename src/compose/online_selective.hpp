@@ -58,12 +58,10 @@ class SearchSurrogate {
   [[nodiscard]] double fresh_weight() const;
   // The base's forecasts: stacked views where the stacking applies, the base surrogate's elsewhere.
   [[nodiscard]] std::vector<Forecast> base_predict(std::span<const Candidate> c) const;
-  // The views' forecasts of each of `o` that succeeded, empty for the others.
-  [[nodiscard]] std::vector<ViewForecasts> views_of(std::span<const Observation> o) const;
   // The online correction's rows: each measurement divided by the base's forecast of it.
   [[nodiscard]] std::vector<Observation> ratio_rows(std::span<const Observation> o) const;
   // Keeps the base's and the views' forecasts of each point added to m_raw since the last call
-  // (`new_views`: the views' forecasts of those points, from views_of).
+  // (`new_views`: the views' forecasts of those points, RunStackedViews::view_forecasts_of).
   void remember_raw_forecasts(std::span<const ViewForecasts> new_views);
   // The online correction's rows for all of m_raw against the current stacking, from the
   // forecasts kept of them.

@@ -79,17 +79,19 @@ bool RunStackedViews::records(const Observation& o) const {
   return o.measurement.ok() && positive(o.measurement.median_ms) && is_run_candidate(o.candidate);
 }
 
-void RunStackedViews::update(std::span<const Observation> o) {
+std::vector<ViewForecasts> RunStackedViews::view_forecasts_of(std::span<const Observation> o) {
   choose_views_from(o);
-  std::vector<Candidate> measured;
+  std::vector<Candidate> ok;
   for (const auto& x : o)
-    if (records(x)) measured.push_back(x.candidate);
-  const std::vector<ViewForecasts> taken = measured.empty() ? std::vector<ViewForecasts>{} : view_forecasts(measured);
-  std::vector<ViewForecasts> views(o.size());
+    if (x.measurement.ok()) ok.push_back(x.candidate);
+  const auto taken = ok.empty() ? std::vector<ViewForecasts>{} : view_forecasts(ok);
+  std::vector<ViewForecasts> out(o.size());
   for (std::size_t i = 0, j = 0; i < o.size(); ++i)
-    if (records(o[i])) views[i] = taken[j++];
-  update(o, views);
+    if (o[i].measurement.ok()) out[i] = taken[j++];
+  return out;
 }
+
+void RunStackedViews::update(std::span<const Observation> o) { update(o, view_forecasts_of(o)); }
 
 void RunStackedViews::update(std::span<const Observation> o, std::span<const ViewForecasts> views) {
   if (views.size() != o.size())

@@ -47,6 +47,10 @@ class RunStackedViews {
                                                                              std::span<const ViewForecasts> views) const;
   // What each of the run's views forecasts for `c` (no view before the run's first measurement).
   [[nodiscard]] std::vector<ViewForecasts> view_forecasts(std::span<const Candidate> c) const;
+  // The same for each successful measurement among `o`, in o's order (empty for the others),
+  // choosing the run's views first if `o` is the first to fix them: what update(o, views) takes,
+  // for a caller that keeps the forecasts too.
+  [[nodiscard]] std::vector<ViewForecasts> view_forecasts_of(std::span<const Observation> o);
 
   // Fixes the run's kernel, GPU and views by the first successful measurement among `o` (once).
   void choose_views_from(std::span<const Observation> o);
