@@ -118,11 +118,7 @@ int main(int argc, char** argv) try {
       std::vector<std::pair<std::string, std::vector<const ViewModel*>>> variants;
       for (const auto& s : a.surrogates) {
         variants.push_back({s, {}});
-        if (views) {
-          auto of = views->of(kernel, space.device->vendor, space.device->name);
-          if (of.empty()) throw invalid_argument_error(fmt::format("{}: no other GPU of its vendor measured {}", file.string(), kernel));
-          variants.push_back({s, std::move(of)});
-        }
+        if (views) variants.push_back({s, views->of_space(space)});
       }
       for (const auto& [s, space_views] : variants) {
         const std::string label = space_views.empty() ? s : s + "+views";

@@ -26,6 +26,14 @@ std::vector<const ViewModel*> ViewModels::of(const std::string& kernel, const st
   return out;
 }
 
+std::vector<const ViewModel*> ViewModels::of_space(const SpaceData& space) const {
+  auto out = of(space.kernel, space.device->vendor, space.device->name);
+  if (out.empty())
+    throw invalid_argument_error(fmt::format("{} has no other GPU of vendor {} that measured {} among the views' data",
+                                             space.path, space.device->vendor, space.kernel));
+  return out;
+}
+
 const ViewModel* ViewModels::find(const std::string& device) const {
   for (const auto& m : models)
     if (m.device == device) return &m;

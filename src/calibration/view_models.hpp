@@ -40,6 +40,9 @@ struct ViewModels {
   // kernel, `except` (the GPU's own, when it is a training GPU) left out, in the models' order.
   [[nodiscard]] std::vector<const ViewModel*> of(const std::string& kernel, const std::string& vendor,
                                                  const std::string& except = {}) const;
+  // The views of a measured space's GPU: its vendor's other models that measured its kernel.
+  // Throws invalid_argument_error naming the space's file when there is none.
+  [[nodiscard]] std::vector<const ViewModel*> of_space(const SpaceData& space) const;
   // The model of a device by name; nullptr when there is none.
   [[nodiscard]] const ViewModel* find(const std::string& device) const;
 };

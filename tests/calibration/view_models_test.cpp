@@ -61,6 +61,16 @@ TEST_CASE("one view model per GPU, and a GPU's views are the other GPUs of its v
   CHECK(v.find("TITAN RTX") == &v.models[2]);
   CHECK(v.find("RTX 3090") == nullptr);
 
+  // A measured space's views leave its own GPU out; a space with no sibling is named.
+  for (const auto& space : three_gpus().spaces()) {
+    INFO(space.path);
+    if (space.kernel == "pnpoly")
+      CHECK(v.of_space(space).size() == 1);
+    else
+      CHECK_THROWS_WITH(v.of_space(space), Contains("RTX_2080_Ti.json.gz has no other GPU of vendor NVIDIA that "
+                                                    "measured gemm"));
+  }
+
   // Each view forecasts the candidate as running on its own GPU.
   const auto& space = three_gpus().spaces()[0];
   std::vector<Candidate> some;

@@ -26,5 +26,5 @@ run(llm_without_endpoint fail "GPUFORECAST_LLM_BASE_URL|llm is not in this build
 shared_data_file(sibling benchmark_hub/cachefiles/convolution_milo/A6000.json.gz)
 run(views ok "xgboost\\+views +convolution_milo@RTX A4000 +child +wrong_direction" --data "${sibling}" --pairs 400
     --pair-kind child --splits 5 --views)
-run(views_alone fail "A4000.json.gz has no other GPU of vendor NVIDIA that measured convolution_milo among --data" --views)
+run(views_alone fail "A4000.json.gz has no other GPU of vendor NVIDIA that measured convolution_milo among the views' data" --views)
 run(views_llm fail "--views corrects the views with a surrogate; llm is not one" --surrogate llm --views)

@@ -126,12 +126,7 @@ void run_pairs_eval(const PairEvalArgs& a) {
   for (const auto& space : data.spaces())
     for (const auto& surrogate : surrogates) {
       PairProtocolOptions so = o;
-      if (views) {
-        so.views = views->of(space.kernel, space.device->vendor, space.device->name);
-        if (so.views.empty())
-          throw invalid_argument_error(fmt::format("--views: {} has no other GPU of vendor {} that measured {} among --data",
-                                                   space.path, space.device->vendor, space.kernel));
-      }
+      if (views) so.views = views->of_space(space);
       const std::string s = views ? surrogate + "+views" : surrogate;
       const SurrogateFactory make = [&](std::uint64_t seed) { return make_surrogate(surrogate, seed); };
       for (std::size_t i = 0; i < a.seeds; ++i) {
