@@ -4,7 +4,8 @@
 // training point against a held-out neighbour), the Learn-then-Test rule on
 // the direction loss (direction-probability confidence) and on the wrong-bin loss (top-bin
 // confidence) checked over 20 calibration/test splits per seed, beside the bin and direction
-// accuracies and the majority-class baseline. `gpuforecast eval --protocol pairs` prints every
+// accuracies and the majority-class baseline. Each split's rule is judged on its test half and on
+// the population of its kind (calibration/pairwise_evaluation.hpp: PairPopulation). `gpuforecast eval --protocol pairs` prints every
 // metric and rule for one space; this prints the summary the notes quote.
 //
 // --views adds, for each surrogate S, the rows "S+views": the views of the other GPUs of the
@@ -103,8 +104,9 @@ int main(int argc, char** argv) try {
              100 * a.train_fraction, a.seeds, a.splits);
   fmt::print("dir = direction accuracy, majD its majority baseline, bin = exact bin, majB its baseline; answered/risk/viol "
              "for the direction loss (direction probability) and the wrong-bin loss (top-bin probability); viol = splits "
-             "whose test half's risk exceeded alpha, popV (child pairs) = splits whose risk on every child pair apart from "
-             "the calibration's children did\n");
+             "whose test half's risk exceeded alpha, popV = splits whose risk on the population did (child pairs: every "
+             "child pair whose child the calibration did not see; random and neighbour pairs: 50,000 drawn from all of "
+             "the kind among the held-out points, those sharing no point with the calibration)\n");
   fmt::print("{:<15} {:<34} {:<9} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>13} {:>5} {:>6} {:>7} | {:>6} {:>5} {:>6} {:>7}\n",
              "surrogate", "space", "kind", "pairs", "dir", "majD", "bin", "majB", "answ", "[min-max]", "risk", "viol",
              "popV", "answ", "risk", "viol", "popV");

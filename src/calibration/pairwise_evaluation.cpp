@@ -59,7 +59,9 @@ std::vector<std::size_t> population_apart_from(const PairPopulation& q, std::spa
   }
   std::vector<std::size_t> out;
   for (std::size_t j = 0; j < q.pairs.size(); ++j)
-    if (!in_calibration[q.pairs[j].candidate] && !calibration_candidate[q.pairs[j].reference]) out.push_back(j);
+    if (!in_calibration[q.pairs[j].candidate] &&
+        !(q.references_measured ? calibration_candidate : in_calibration)[q.pairs[j].reference])
+      out.push_back(j);
   return out;
 }
 
@@ -193,6 +195,7 @@ PairEvaluation evaluate_pairs(std::span<const BinProbabilities> p, std::span<con
   for (std::size_t r = 0; r < rules.size(); ++r) {
     e.rules[r].risk_answered = answered[r] > 0 ? lost[r] / answered[r] : 0;
     e.rules[r].population_risk = population_answered[r] > 0 ? population_lost[r] / population_answered[r] : 0;
+    e.rules[r].population_answered = population_answered[r];
   }
   return e;
 }

@@ -39,6 +39,7 @@ struct PairRuleSummary {
   // that risk pooled over splits (losses / answered population pairs).
   std::size_t population_violations = 0;
   double population_risk = 0;
+  double population_answered = 0;  // answered population pairs, summed over splits (the risk's weight)
 };
 
 struct PairEvaluation {
@@ -64,13 +65,16 @@ struct PairEvaluation {
 // half of a few hundred answered pairs misses alpha by its own binomial noise in a good share of
 // splits when a rule's true risk sits just under alpha; judged on the population, a split's
 // realised risk is what the guarantee is about. Each split's rule is judged on the population
-// pairs whose candidate is no point of the split's calibration pairs and whose reference is no
-// candidate of them (child pairs: the children the calibration did not see, any measured parent).
+// pairs that share no point with the split's calibration pairs; with measured references (child
+// pairs), on those whose candidate is no point of them and whose reference is no candidate of
+// them: the children the calibration did not see, with any measured parent (a parent's runtime is
+// known, so its pairs share no forecast error through it).
 struct PairPopulation {
   std::span<const CandidatePair> sample;  // the pairs being evaluated, as point indices
-  std::span<const CandidatePair> pairs;   // the population, as point indices
+  std::span<const CandidatePair> pairs;   // the population (or a uniform sample of it), as point indices
   std::span<const BinProbabilities> p;    // per population pair
   std::span<const int> true_bins;         // per population pair
+  bool references_measured = false;
 };
 
 // The population pairs (indices into q.pairs) a rule calibrated on the sample pairs

@@ -72,11 +72,13 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
   std::vector<PairProtocolRun> out;
   for (std::size_t k = 0; k < o.kinds.size(); ++k) {
     const bool child = o.kinds[k] == PairKind::child;
-    // Child pairs: every child pair of the space, each child with each of its measured neighbours,
-    // judges each split's rule beside its test half (pairwise_evaluation.hpp); the sample takes
-    // each child once.
-    const auto population = child ? all_child_pairs(all_configs, measured, pair_draw_seed(seed, k))
-                                  : std::vector<CandidatePair>{};
+    // The population judges each split's rule beside its test half (pairwise_evaluation.hpp).
+    // Child pairs: every child pair of the space, each child with each of its measured neighbours;
+    // the sample takes each child once. Random and neighbour pairs: a uniform draw of pairs of the
+    // kind among the held-out points, shared points allowed, with a seed of its own.
+    const auto population =
+        child ? all_child_pairs(all_configs, measured, pair_draw_seed(seed, k))
+              : sample_pairs(o.kinds[k], configs, o.population_pairs, population_draw_seed(seed, k), false);
     const auto pairs = child ? one_pair_per_child(population, o.pairs)
                              : sample_pairs(o.kinds[k], configs, o.pairs, pair_draw_seed(seed, k), o.disjoint);
     if (pairs.size() < 2)
@@ -90,15 +92,15 @@ std::vector<PairProtocolRun> evaluate_pairs_interpolation(const SpaceData& space
     r.train_count = split.train.size();
     r.test_count = split.test.size();
     r.fit_seconds = fit_seconds;
-    if (child) {
-      const auto population_p = pair_bin_probabilities(all_forecasts, population);
-      const auto population_bins = pair_true_bins(all_times, population);
-      const PairPopulation q{pairs, population, population_p, population_bins};
-      r.evaluation = evaluate_pairs(pair_bin_probabilities(all_forecasts, pairs), pair_true_bins(all_times, pairs),
-                                    o.evaluation, &q);
-    } else {
-      r.evaluation = evaluate_pairs(pair_bin_probabilities(forecasts, pairs), pair_true_bins(times, pairs), o.evaluation);
-    }
+    // Child pairs index the measured parents and the held-out points together; the others the
+    // held-out points alone.
+    const auto& f = child ? all_forecasts : forecasts;
+    const auto& t = child ? all_times : times;
+    const auto population_p = pair_bin_probabilities(f, population);
+    const auto population_bins = pair_true_bins(t, population);
+    const PairPopulation q{pairs, population, population_p, population_bins, child};
+    r.evaluation = evaluate_pairs(pair_bin_probabilities(f, pairs), pair_true_bins(t, pairs), o.evaluation,
+                                  population.empty() ? nullptr : &q);
     out.push_back(std::move(r));
   }
   return out;
@@ -135,7 +137,7 @@ PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs) {
   e.splits = splits;
   for (std::size_t i = 0; i < e.rules.size(); ++i) {
     auto& s = e.rules[i];
-    s.answered = s.risk_answered = s.aurc = s.risk_all = s.population_risk = 0;
+    s.answered = s.risk_answered = s.aurc = s.risk_all = s.population_risk = s.population_answered = 0;
     s.violations = s.population_violations = 0;
     double answered_pairs = 0;
     for (const auto& r : runs) {
@@ -145,7 +147,8 @@ PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs) {
       s.risk_all += x.risk_all / n;
       s.violations += x.violations;
       s.population_violations += x.population_violations;
-      s.population_risk += x.population_risk / n;
+      s.population_risk += x.population_risk * x.population_answered;
+      s.population_answered += x.population_answered;
       s.answered_min = std::min(s.answered_min, x.answered_min);
       s.answered_max = std::max(s.answered_max, x.answered_max);
       // pooled risk: weight each run's risk by its answered share of its pairs
@@ -154,6 +157,7 @@ PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs) {
       answered_pairs += w;
     }
     s.risk_answered = answered_pairs > 0 ? s.risk_answered / answered_pairs : 0;
+    s.population_risk = s.population_answered > 0 ? s.population_risk / s.population_answered : 0;
   }
   return m;
 }

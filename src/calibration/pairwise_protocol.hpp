@@ -27,6 +27,10 @@ struct PairProtocolOptions {
   // surrogate, which learns measured / stacked on it (stacked_views_surrogate.hpp): a new GPU
   // with a fraction of its space measured and the other GPUs' models to lean on.
   std::vector<const ViewModel*> views;
+  // Each split's rule is also judged on a population (pairwise_evaluation.hpp): for child pairs
+  // every child pair of the space; for random and neighbour pairs, whose population grows with
+  // the square of the held-out points or nearly, this many of them drawn uniformly (all when fewer).
+  std::size_t population_pairs = 50000;
   PairEvaluationOptions evaluation;
 };
 
@@ -39,6 +43,11 @@ struct PairProtocolRun {
   double fit_seconds = 0;
   PairEvaluation evaluation;
 };
+
+// The seed of the population of the k-th kind of random or neighbour pairs.
+[[nodiscard]] constexpr std::uint64_t population_draw_seed(std::uint64_t seed, std::size_t kind_index) noexcept {
+  return (seed + 1) * 0x9e3779b97f4a7c15ULL + kind_index;
+}
 
 // The seed of the pair draw of the k-th kind: shared with other forecasters of the protocol
 // (the LLM's), so that all of them are asked the same pairs.
@@ -54,7 +63,8 @@ struct PairProtocolRun {
                                                                         const PairProtocolOptions& options,
                                                                         std::uint64_t seed);
 
-// Means of the runs' metrics (violations summed, answered_min/max the extremes over runs).
+// Means of the runs' metrics (violations summed, answered_min/max the extremes over runs); the
+// risks among answered pairs pooled, each run weighted by the pairs it answered.
 [[nodiscard]] PairProtocolRun mean_pair_run(std::span<const PairProtocolRun> runs);
 
 }  // namespace gpuforecast

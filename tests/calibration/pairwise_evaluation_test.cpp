@@ -35,12 +35,16 @@ TEST_CASE("a split's rule is judged on the population pairs whose points its cal
   const std::vector<CandidatePair> population{{0, 1}, {7, 1}, {0, 2}, {1, 5}, {2, 6}, {3, 4}};
   const std::vector<BinProbabilities> population_p(population.size(), BinProbabilities{0, 0, 0, 1, 0, 0, 0, 0});
   const std::vector<int> population_bins(population.size(), 4);
-  const PairPopulation q{sample, population, population_p, population_bins};
+  const PairPopulation q{sample, population, population_p, population_bins, true};
   // Child 1 was calibrated on: its pairs with any parent go, and so does a pair it is the reference
   // of; parent 0 was a reference only, so its other children stay.
   CHECK(population_apart_from(q, std::vector<std::size_t>{0}) == std::vector<std::size_t>{2, 4, 5});
   CHECK(population_apart_from(q, std::vector<std::size_t>{0, 2}) == std::vector<std::size_t>{2, 4});
   CHECK(population_apart_from(q, std::vector<std::size_t>{}).size() == population.size());
+  // Unmeasured references (random and neighbour pairs): a pair touching any calibration point goes.
+  const PairPopulation unmeasured{sample, population, population_p, population_bins};
+  CHECK(population_apart_from(unmeasured, std::vector<std::size_t>{0}) == std::vector<std::size_t>{4, 5});
+  CHECK(population_apart_from(unmeasured, std::vector<std::size_t>{2}) == std::vector<std::size_t>{0, 1, 2, 3, 4});
 }
 
 TEST_CASE("pairs protocol on convolution_milo A100: random pairs are answered, the guarantee holds on every kind") {

@@ -181,8 +181,9 @@ void run_pairs_eval(const PairEvalArgs& a) {
                e.mean_set_size);
   }
   fmt::print("\ndeferral (Learn-then-Test): answered = mean fraction of test pairs answered without measuring "
-             "[min-max over splits], risk = loss among answered pairs, viol = splits with that risk > alpha; child pairs: "
-             "popR, popV = the same on every child pair whose child the calibration did not see\n");
+             "[min-max over splits], risk = loss among answered pairs, viol = splits with that risk > alpha; popR, popV = "
+             "the same on the population (child pairs: every child pair whose child the calibration did not see; random "
+             "and neighbour pairs: 50,000 drawn from all of the kind, those sharing no point with the calibration)\n");
   fmt::print("{:<52} {:<16} {:<22} {:>8} {:>13} {:>6} {:>9} {:>6} {:>9} {:>6} {:>6}\n", "surrogate space kind", "loss",
              "confidence", "answered", "[min-max]", "risk", "viol", "popR", "popV", "AURC", "risk1");
   for (const auto& k : keys) {
