@@ -26,8 +26,13 @@
 namespace gpuforecast GPUFORECAST_API {
 
 struct PairCalibrationOptions {
-  PairwiseOptions selective;            // alpha, delta, loss and confidence of the rule
-  PairKind kind = PairKind::neighbour;  // calibrate on pairs like those asked about: a search's children
+  PairwiseOptions selective;  // alpha, delta, loss and confidence of the rule
+  // Calibrate on pairs like those asked about. neighbour: two points one parameter apart, both
+  // forecast (compare() without a reference runtime). child: each calibration point against one
+  // of its neighbours among the calibration points, that neighbour at its measured runtime: a
+  // measured parent and its child, as compare() with the reference's runtime asks (each point is
+  // a child once; `disjoint` does not apply, since a parent's known runtime adds no error).
+  PairKind kind = PairKind::neighbour;
   std::size_t pairs = 2000;             // at most, over all spaces of the observations
   // Pairs that share no point: the binomial test behind the guarantee assumes independent losses.
   bool disjoint = true;
@@ -72,6 +77,13 @@ struct Comparison {
 // row (or "the reference"), as forecast() does; with `space`, every configuration must lie in it.
 [[nodiscard]] std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs,
                                               const Candidate& reference, std::span<const Candidate> candidates,
+                                              const TuningSpace* space = nullptr);
+// The same against a reference whose runtime was measured (a search's parent or incumbent): that
+// runtime stands in for its forecast. Calibrate the rule on child pairs (PairKind::child) for
+// this question. Throws invalid_argument_error unless `reference_ms` is finite and positive.
+[[nodiscard]] std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs,
+                                              const Candidate& reference, double reference_ms,
+                                              std::span<const Candidate> candidates,
                                               const TuningSpace* space = nullptr);
 
 }  // namespace gpuforecast

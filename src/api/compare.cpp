@@ -4,12 +4,16 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <map>
 #include <tuple>
 
 #include "compose/model_impl.hpp"
 #include "calibration/candidate_pairs.hpp"
 #include "calibration/pairwise_selective.hpp"
+#include "surrogate/metrics.hpp"
 #include "gpuforecast/core/error.hpp"
 
 namespace gpuforecast {
@@ -19,6 +23,22 @@ namespace {
 using SpaceKey = std::tuple<std::string, std::string, std::vector<std::int64_t>>;
 
 SpaceKey space_of(const Candidate& c) { return {c.kernel, c.device ? c.device->name : "", c.problem_size}; }
+
+// A measured runtime as a forecast: certain, so a pair's bin distribution is the other point's.
+Forecast measured(double ms) {
+  Forecast f;
+  f.median_ms = ms;
+  return f;
+}
+
+// The pairs of one space's points (`configs`), `count` at most. Child pairs: every point a child
+// once, of a neighbour drawn among all of its neighbours.
+std::vector<CandidatePair> pairs_of_space(const PairCalibrationOptions& o, std::span<const Config> configs,
+                                          std::size_t count, std::uint64_t seed) {
+  if (o.kind == PairKind::child)
+    return one_pair_per_child(neighbour_pairs(configs, std::numeric_limits<std::size_t>::max(), seed), count);
+  return sample_pairs(o.kind, configs, count, seed, o.disjoint);
+}
 
 }  // namespace
 
@@ -66,20 +86,28 @@ PairCalibration calibrate_pairs(const Model& model, std::span<const Observation>
     for (std::size_t i : members) configs.push_back(points[i].config);
     // Each space's share of the pairs follows its share of the points.
     const std::size_t count = std::max<std::size_t>(1, options.pairs * members.size() / points.size());
-    for (const auto& p : sample_pairs(options.kind, configs, count, options.seed + 0x9e3779b97f4a7c15ULL * space_index++,
-                                      options.disjoint))
+    for (const auto& p : pairs_of_space(options, configs, count, options.seed + 0x9e3779b97f4a7c15ULL * space_index++))
       pairs.push_back({members[p.reference], members[p.candidate]});
   }
   if (pairs.size() < 2)
     throw invalid_argument_error(fmt::format("calibrate_pairs: {} {} pair(s) from {} successful measurements; need at least 2",
                                              pairs.size(), to_string(options.kind), points.size()));
-  const auto p = pair_bin_probabilities(forecasts, pairs);
+  std::vector<BinProbabilities> p;
+  if (options.kind == PairKind::child) {
+    p.reserve(pairs.size());
+    for (const auto& pr : pairs) p.push_back(bin_probabilities(measured(runtimes[pr.reference]), forecasts[pr.candidate]));
+  } else {
+    p = pair_bin_probabilities(forecasts, pairs);
+  }
   const auto bins = pair_true_bins(runtimes, pairs);
   return PairCalibration(std::make_shared<const PairCalibration::Impl>(PairwiseSelector::fit(p, bins, options.selective)));
 }
 
-std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs, const Candidate& reference,
-                                std::span<const Candidate> candidates, const TuningSpace* space) {
+namespace {
+
+std::vector<Comparison> compare_with(const Model& model, const PairCalibration& pairs, const Candidate& reference,
+                                     std::optional<double> reference_ms, std::span<const Candidate> candidates,
+                                     const TuningSpace* space) {
   const auto& m = model.impl();
   const PairwiseSelector& selector = pairs.impl().selector;
   std::string reference_note;
@@ -95,7 +123,8 @@ std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs
   points.reserve(candidates.size() + 1);
   points.push_back(reference);
   points.insert(points.end(), candidates.begin(), candidates.end());
-  const std::vector<Forecast> forecasts = predict_all(m, points);
+  std::vector<Forecast> forecasts = predict_all(m, points);
+  if (reference_ms) forecasts.front() = measured(*reference_ms);
   std::vector<CandidatePair> against_reference;
   for (std::size_t i = 0; i < candidates.size(); ++i) against_reference.push_back({0, i + 1});
   const auto p = pair_bin_probabilities(forecasts, against_reference);
@@ -108,6 +137,21 @@ std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs
     if (!reference_note.empty()) note += (note.empty() ? "reference: " : "; reference: ") + reference_note;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs, const Candidate& reference,
+                                std::span<const Candidate> candidates, const TuningSpace* space) {
+  return compare_with(model, pairs, reference, std::nullopt, candidates, space);
+}
+
+std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs, const Candidate& reference,
+                                double reference_ms, std::span<const Candidate> candidates, const TuningSpace* space) {
+  if (!(reference_ms > 0) || !std::isfinite(reference_ms))
+    throw invalid_argument_error(
+        fmt::format("compare: the reference's measured runtime must be finite and positive, got {} ms", reference_ms));
+  return compare_with(model, pairs, reference, reference_ms, candidates, space);
 }
 
 }  // namespace gpuforecast

@@ -1,7 +1,10 @@
 // compare(): pairs against a reference with a loaded Model, their conformal bin sets covering
-// the true bin on held-out measurements, and the same input checks as forecast().
+// the true bin on held-out measurements, child pairs against a measured parent, and the same
+// input checks as forecast().
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "gpuforecast/compare.hpp"
@@ -105,4 +108,68 @@ TEST_CASE("an empty PairCalibration is refused, not read", "[api][compare][data]
   CHECK(empty.empty());
   CHECK_THROWS_WITH(empty.threshold(), Catch::Matchers::Contains("calibrate_pairs"));
   CHECK_THROWS_AS(compare(model(), empty, a4000[0].candidate, std::span(&a4000[1].candidate, 1)), invalid_argument_error);
+}
+
+TEST_CASE("child pairs: a measured parent's runtime stands in for its forecast, and the rule holds on held-out children",
+          "[api][compare][data]") {
+  // A new GPU with a tenth of its space measured: a k-NN of that tenth of A4000; the rest, split in
+  // two, calibrates (even rows: each point a child of one of its neighbours) and tests (odd rows).
+  const auto a4000 = successful("A4000");
+  std::vector<Observation> tenth, calibration, test_points;
+  for (std::size_t i = 0; i < a4000.size(); ++i)
+    (i % 10 == 0 ? tenth : i % 2 ? test_points : calibration).push_back(a4000[i]);
+  static const test::TempDir dir;
+  KnnSurrogate knn;
+  knn.fit(tenth);
+  const auto path = (dir.path() / "tenth.gfm").string();
+  save_surrogate(path, AnySurrogate(std::move(knn)), TrainingSummary::of(tenth));
+  const Model tenth_model = load(path);
+
+  PairCalibrationOptions o;
+  o.kind = PairKind::child;
+  o.pairs = 1500;
+  o.seed = 5;
+  const PairCalibration selector = calibrate_pairs(tenth_model, calibration, o);
+  CHECK(selector.calibration_pairs() == 1500);  // every calibration point has a neighbour among them
+  if (selector.answered_fraction() > 0) CHECK(selector.risk_upper_bound() <= 0.1);
+
+  // Held out: each odd row a child of one of its neighbours among the odd rows, that parent measured.
+  std::vector<Config> configs;
+  for (const auto& t : test_points) configs.push_back(t.candidate.config);
+  const auto pairs = one_pair_per_child(neighbour_pairs(configs, std::numeric_limits<std::size_t>::max(), 17), 600);
+  REQUIRE(pairs.size() == 600);
+  std::size_t covered = 0, answered = 0, answered_wrong = 0;
+  for (const auto& pair : pairs) {
+    const Observation& parent = test_points[pair.reference];
+    const Observation& child = test_points[pair.candidate];
+    const auto c = compare(tenth_model, selector, parent.candidate, parent.measurement.median_ms,
+                           std::span(&child.candidate, 1));
+    REQUIRE(c.size() == 1);
+    const PairDecision& d = c[0].decision;
+    const double ms[] = {parent.measurement.median_ms, child.measurement.median_ms};
+    const int bin = pair_true_bins(ms, std::vector<CandidatePair>{{0, 1}}).front();
+    covered += d.set.contains(bin);
+    if (!d.defer) {
+      ++answered;
+      answered_wrong += pair_loss(PairLoss::wrong_direction, d.probabilities, bin) > 0;
+    }
+  }
+  INFO("answered " << answered << " of " << pairs.size() << " (calibration: " << selector.answered_fraction()
+                   << "), wrong " << answered_wrong << ", covered " << covered);
+  CHECK(static_cast<double>(covered) / pairs.size() >= 0.9 - 3 * std::sqrt(0.09 / pairs.size()));
+  REQUIRE(answered >= 50);
+  CHECK(static_cast<double>(answered_wrong) / answered <= 0.1 + 3 * std::sqrt(0.09 / answered));
+
+  // The measured runtime is what the candidate is set against: a parent measured far slower than
+  // anything makes every child faster, far faster makes every child slower.
+  const Candidate& parent = test_points[0].candidate;
+  const auto slow = compare(tenth_model, selector, parent, 1e9, std::span(&test_points[1].candidate, 1));
+  const auto fast = compare(tenth_model, selector, parent, 1e-9, std::span(&test_points[1].candidate, 1));
+  CHECK(slow[0].decision.faster);
+  CHECK(slow[0].decision.predicted_bin == 8);
+  CHECK_FALSE(fast[0].decision.faster);
+  CHECK(fast[0].decision.predicted_bin == 1);
+  for (const double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    CHECK_THROWS_WITH(compare(tenth_model, selector, parent, bad, std::span(&test_points[1].candidate, 1)),
+                      Catch::Matchers::Contains("the reference's measured runtime must be finite and positive"));
 }

@@ -14,9 +14,9 @@ namespace gpuforecast GPUFORECAST_API {
 //   random     any two distinct points (usually far apart: easy to order),
 //   neighbour  the candidate differs from the reference in exactly one parameter (a child
 //              against its parent, both unmeasured: much harder),
-//   child      a neighbour pair whose reference is measured (a point the model trained on) and
-//              whose candidate is not: exactly what a search asks about a child of a measured
-//              parent.
+//   child      a neighbour pair whose reference is measured (its runtime known: a point the model
+//              trained on, a search's parent) and whose candidate is not: exactly what a search
+//              asks about a child of a measured parent.
 enum class PairKind { random, neighbour, child };
 
 [[nodiscard]] std::string_view to_string(PairKind k) noexcept;
