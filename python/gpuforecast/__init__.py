@@ -148,8 +148,10 @@ class Model:
                         pairs: int = 2000, loss: str = "wrong_direction", confidence: str = "direction_probability",
                         seed: int = 0) -> PairCalibration:
         """Fits conformal bin sets and the deferral rule of pairs on measurement files the model
-        did not train on: pairs of `kind` ("neighbour": configurations one parameter apart, as a
-        search's children; "random") drawn within each space, disjoint. With probability >= 1 - delta,
+        did not train on: pairs of `kind` ("neighbour": configurations one parameter apart, both
+        forecast, disjoint; "child": each configuration against one of its neighbours at that
+        neighbour's measured time, as compare(reference_ms=...) asks; "random", disjoint) drawn
+        within each space. With probability >= 1 - delta,
         the `loss` ("wrong_direction" or "wrong_bin") among the pairs compare() answers is <= alpha,
         and each bin set holds the true bin with probability >= 1 - alpha."""
         for name, value in (("kind", kind), ("loss", loss), ("confidence", confidence)):
@@ -160,10 +162,12 @@ class Model:
 
     def compare(self, reference: dict, candidates, pairs: PairCalibration, device: str, problem_size=None,
                 kernel: str | None = None, parameters: Sequence[str] | None = None,
-                space: Space | None = None) -> dict[str, np.ndarray]:
+                space: Space | None = None, reference_ms: float | None = None) -> dict[str, np.ndarray]:
         """Is each candidate faster than `reference` (a dict {parameter: value}), by how much, and
-        may the answer be used without measuring. pairs: from calibrate_pairs(). The reference and
-        every candidate are checked as in forecast() (ConfigurationError naming the row, or the reference).
+        may the answer be used without measuring. pairs: from calibrate_pairs(). reference_ms: the
+        reference's measured runtime (a search's parent), used instead of its forecast; calibrate
+        with kind="child" for that question. The reference and every candidate are checked as in
+        forecast() (ConfigurationError naming the row, or the reference).
 
         Returns, per candidate: bin_probabilities (n x 8, half-octave speedup bins; bin 4 and up:
         the candidate is as fast or faster), predicted_bin (1..8), faster (bool, the called
@@ -178,8 +182,11 @@ class Model:
             raise TypeError(f"space must be a gpuforecast.Space, got {space!r}")
         ref_names, ref_columns = _reference(reference)
         names, columns = columns_of(candidates, parameters)
+        if reference_ms is not None and not isinstance(reference_ms, (int, float)):
+            raise TypeError(f"reference_ms must be a number of milliseconds, got {reference_ms!r}")
         return _native._compare(self._native, pairs, self._kernel(kernel), device, _problem_size(problem_size),
-                                ref_names, ref_columns, names, columns, space, 0 if names else len(candidates))
+                                ref_names, ref_columns, names, columns, space, 0 if names else len(candidates),
+                                None if reference_ms is None else float(reference_ms))
 
 
 def _reference(reference) -> tuple[list[str], list]:

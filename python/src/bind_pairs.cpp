@@ -1,4 +1,5 @@
 // Model.calibrate_pairs() and Model.compare(): the pairwise selective layer of compare.hpp.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -90,20 +91,21 @@ void bind_pairs(nb::module_& m) {
       [](const Model& model, const PairCalibration& pairs, const std::string& kernel, const std::string& device,
          const std::vector<std::int64_t>& problem_size, const std::vector<std::string>& reference_names,
          nb::handle reference_columns, const std::vector<std::string>& names, nb::handle columns,
-         const TuningSpace* space, std::size_t rows) {
+         const TuningSpace* space, std::size_t rows, std::optional<double> reference_ms) {
         const Candidate proto = prototype(kernel, device, problem_size);
         const auto reference = candidates_from(proto, reference_names, reference_columns, 1);
         const auto candidates = candidates_from(proto, names, columns, rows);
         std::vector<Comparison> out;
         {
           nb::gil_scoped_release release;
-          out = compare(model, pairs, reference.front(), candidates, space);
+          out = reference_ms ? compare(model, pairs, reference.front(), *reference_ms, candidates, space)
+                             : compare(model, pairs, reference.front(), candidates, space);
         }
         return to_arrays(out);
       },
       nb::arg("model"), nb::arg("pairs"), nb::arg("kernel"), nb::arg("device"), nb::arg("problem_size"),
       nb::arg("reference_names"), nb::arg("reference_columns"), nb::arg("names"), nb::arg("columns"),
-      nb::arg("space").none(), nb::arg("rows"));
+      nb::arg("space").none(), nb::arg("rows"), nb::arg("reference_ms").none());
 }
 
 }  // namespace gpuforecast::python

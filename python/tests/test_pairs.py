@@ -81,6 +81,25 @@ def test_compare_checks_the_reference_and_candidates(xgboost_model, pairs, conv_
         xgboost_model.compare(good[0], good, pairs=None, device="A100")
 
 
+def test_compare_against_a_measured_parent(xgboost_model, conv_cache):
+    """Child pairs: calibrated with each point against a measured neighbour; compare() with the
+    parent's measured time sets the children against it, not against its forecast."""
+    pairs = xgboost_model.calibrate_pairs([conv_cache("A100")], alpha=0.2, delta=0.2, kind="child", pairs=500, seed=3)
+    assert pairs.calibration_pairs == 500
+    data = gpuforecast.read_cache(conv_cache("A100"))
+    ok = [c for c, s in zip(data.configs(), data.status) if s == "ok"]
+    slow = xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", problem_size=data.problem_size,
+                                 reference_ms=1e9)
+    fast = xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", problem_size=data.problem_size,
+                                 reference_ms=1e-9)
+    assert slow["faster"].all() and (slow["predicted_bin"] == 8).all()
+    assert not fast["faster"].any() and (fast["predicted_bin"] == 1).all()
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="measured runtime must be finite and positive"):
+        xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", reference_ms=-1.0)
+    with pytest.raises(TypeError, match="reference_ms"):
+        xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", reference_ms="1 ms")
+
+
 def test_calibrate_pairs_refuses_bad_options(xgboost_model, conv_cache):
     with pytest.raises(gpuforecast.InvalidArgumentError, match="unknown pair kind \"nearby\""):
         xgboost_model.calibrate_pairs([conv_cache("A100")], kind="nearby")
