@@ -46,6 +46,9 @@ class PairCalibration {
   PairCalibration() = default;  // empty: compare() throws
   [[nodiscard]] bool empty() const noexcept { return !m_impl; }
   [[nodiscard]] const PairwiseOptions& options() const;
+  // The pairs it was calibrated on: child pairs answer compare() with a parent's runtime, the
+  // other kinds compare() with a forecast reference.
+  [[nodiscard]] PairKind kind() const;
   // A pair is answered without measuring iff its confidence >= threshold (+inf: none is).
   [[nodiscard]] double threshold() const;
   [[nodiscard]] std::size_t calibration_pairs() const;
@@ -81,6 +84,7 @@ struct Comparison {
 // The same against a reference whose runtime was measured (a search's parent or incumbent): that
 // runtime stands in for its forecast. Calibrate the rule on child pairs (PairKind::child) for
 // this question. Throws invalid_argument_error unless `reference_ms` is finite and positive.
+// Either compare() refuses a rule calibrated for the other question (invalid_argument_error).
 [[nodiscard]] std::vector<Comparison> compare(const Model& model, const PairCalibration& pairs,
                                               const Candidate& reference, double reference_ms,
                                               std::span<const Candidate> candidates,

@@ -65,6 +65,9 @@ void bind_pairs(nb::module_& m) {
       .def_prop_ro("delta", [](const PairCalibration& s) { return s.options().delta; })
       .def_prop_ro("loss", [](const PairCalibration& s) { return std::string(to_string(s.options().loss)); })
       .def_prop_ro("confidence", [](const PairCalibration& s) { return std::string(to_string(s.options().confidence)); })
+      .def_prop_ro(
+          "kind", [](const PairCalibration& s) { return std::string(to_string(s.kind())); },
+          "The pairs it was calibrated on: \"child\" answers compare(reference_ms=...), the others a forecast reference.")
       .def_prop_ro("threshold", &PairCalibration::threshold,
                    "Answer a pair without measuring iff its confidence >= this (+inf: defer every pair).")
       .def_prop_ro("calibration_pairs", &PairCalibration::calibration_pairs)

@@ -21,7 +21,7 @@ def pairs(xgboost_model, conv_cache):
 
 def test_calibration_describes_its_rule(pairs):
     assert pairs.alpha == 0.2 and pairs.delta == 0.2
-    assert pairs.loss == "wrong_direction" and pairs.calibration_pairs > 100
+    assert pairs.loss == "wrong_direction" and pairs.kind == "random" and pairs.calibration_pairs > 100
     assert 0 <= pairs.answered_fraction <= 1
     assert "PairCalibration" in repr(pairs)
 
@@ -85,7 +85,7 @@ def test_compare_against_a_measured_parent(xgboost_model, conv_cache):
     """Child pairs: calibrated with each point against a measured neighbour; compare() with the
     parent's measured time sets the children against it, not against its forecast."""
     pairs = xgboost_model.calibrate_pairs([conv_cache("A100")], alpha=0.2, delta=0.2, kind="child", pairs=500, seed=3)
-    assert pairs.calibration_pairs == 500
+    assert pairs.calibration_pairs == 500 and pairs.kind == "child"
     data = gpuforecast.read_cache(conv_cache("A100"))
     ok = [c for c, s in zip(data.configs(), data.status) if s == "ok"]
     slow = xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", problem_size=data.problem_size,
@@ -98,6 +98,8 @@ def test_compare_against_a_measured_parent(xgboost_model, conv_cache):
         xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", reference_ms=-1.0)
     with pytest.raises(TypeError, match="reference_ms"):
         xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", reference_ms="1 ms")
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="calibrated on child pairs"):
+        xgboost_model.compare(ok[0], ok[1:6], pairs=pairs, device="A100", problem_size=data.problem_size)
 
 
 def test_calibrate_pairs_refuses_bad_options(xgboost_model, conv_cache):

@@ -44,6 +44,7 @@ std::vector<CandidatePair> pairs_of_space(const PairCalibrationOptions& o, std::
 
 struct PairCalibration::Impl {
   PairwiseSelector selector;
+  PairKind kind = PairKind::neighbour;
 };
 
 const PairCalibration::Impl& PairCalibration::impl() const {
@@ -51,6 +52,7 @@ const PairCalibration::Impl& PairCalibration::impl() const {
   return *m_impl;
 }
 const PairwiseOptions& PairCalibration::options() const { return impl().selector.options(); }
+PairKind PairCalibration::kind() const { return impl().kind; }
 double PairCalibration::threshold() const { return impl().selector.deferral().threshold; }
 std::size_t PairCalibration::calibration_pairs() const { return impl().selector.deferral().calibration_size; }
 double PairCalibration::answered_fraction() const { return impl().selector.deferral().coverage; }
@@ -100,7 +102,8 @@ PairCalibration calibrate_pairs(const Model& model, std::span<const Observation>
     p = pair_bin_probabilities(forecasts, pairs);
   }
   const auto bins = pair_true_bins(runtimes, pairs);
-  return PairCalibration(std::make_shared<const PairCalibration::Impl>(PairwiseSelector::fit(p, bins, options.selective)));
+  return PairCalibration(std::make_shared<const PairCalibration::Impl>(
+      PairCalibration::Impl{PairwiseSelector::fit(p, bins, options.selective), options.kind}));
 }
 
 namespace {
@@ -110,6 +113,14 @@ std::vector<Comparison> compare_with(const Model& model, const PairCalibration& 
                                      const TuningSpace* space) {
   const auto& m = model.impl();
   const PairwiseSelector& selector = pairs.impl().selector;
+  // A measured parent's pairs are tighter than two forecasts': a rule fitted on one kind misjudges the other.
+  if (reference_ms.has_value() != (pairs.kind() == PairKind::child))
+    throw invalid_argument_error(fmt::format(
+        "compare: the rule was calibrated on {} pairs, which answer a reference {}; calibrate_pairs with kind {} for "
+        "a reference {}",
+        to_string(pairs.kind()), pairs.kind() == PairKind::child ? "at its measured runtime" : "that is forecast",
+        reference_ms ? "child" : "neighbour (or random)",
+        reference_ms ? "at its measured runtime" : "that is forecast"));
   std::string reference_note;
   try {
     reference_note = check_candidates(m, std::span<const Candidate>(&reference, 1), space).front();

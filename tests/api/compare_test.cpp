@@ -169,6 +169,15 @@ TEST_CASE("child pairs: a measured parent's runtime stands in for its forecast, 
   CHECK(slow[0].decision.predicted_bin == 8);
   CHECK_FALSE(fast[0].decision.faster);
   CHECK(fast[0].decision.predicted_bin == 1);
+  // A rule answers the question it was calibrated for.
+  CHECK(selector.kind() == PairKind::child);
+  CHECK_THROWS_WITH(compare(tenth_model, selector, parent, std::span(&test_points[1].candidate, 1)),
+                    Catch::Matchers::Contains("calibrated on child pairs, which answer a reference at its measured runtime"));
+  PairCalibrationOptions neighbour = o;
+  neighbour.kind = PairKind::neighbour;
+  const PairCalibration neighbour_rule = calibrate_pairs(tenth_model, calibration, neighbour);
+  CHECK_THROWS_WITH(compare(tenth_model, neighbour_rule, parent, 1.0, std::span(&test_points[1].candidate, 1)),
+                    Catch::Matchers::Contains("calibrate_pairs with kind child"));
   for (const double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
     CHECK_THROWS_WITH(compare(tenth_model, selector, parent, bad, std::span(&test_points[1].candidate, 1)),
                       Catch::Matchers::Contains("the reference's measured runtime must be finite and positive"));
