@@ -16,11 +16,15 @@
 //
 //   screened_evolution [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]
 //                      [--budget 100] [--children 16] [--mutation-rate 1] [--rehearsal-seeds 5]
-//                      [--alpha 0.1] [--delta 0.1] [--views on|off] [--results FILE] [--threads N] [--json]
+//                      [--alpha 0.1] [--delta 0.1] [--views on|off] [--rehearsal all|vendor] [--pool-rehearsal]
+//                      [--results FILE] [--threads N] [--json]
 //
 // --views on (the default): the model also holds one model per other GPU of the kernel, fitted on
 // that GPU alone, and the search stacks them by its own measurements (compose/run_stacked_views.hpp),
 // in the rehearsal as on the target; off: the model trained on the other GPUs together alone.
+// --rehearsal vendor: the rehearsal runs on the kernel's other GPUs of the target's vendor only
+// (all: every other GPU of the kernel, the default). --pool-rehearsal: the rehearsal GPUs' pairs
+// certify one margin together, instead of each GPU its own and the widest ruling.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -65,6 +69,8 @@ struct Args {
   double mutation_rate = 1.0, alpha = 0.1, delta = 0.1;
   std::string reference = "incumbent_forecast";  // screen_reference (the genetic strategy's default)
   bool views = true;
+  bool rehearse_vendor_only = false;
+  bool pool_rehearsal = false;
   std::string results;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool json = false;
@@ -76,7 +82,7 @@ Args parse(int argc, char** argv) {
       "usage: screened_evolution [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--seeds 20] [--first-seed 1]\n"
       "                          [--budget 100] [--children 16] [--mutation-rate 1] [--rehearsal-seeds 5]\n"
       "                          [--alpha 0.1] [--delta 0.1] [--reference incumbent_forecast|incumbent_time]\n"
-      "                          [--views on|off]\n"
+      "                          [--views on|off] [--rehearsal all|vendor] [--pool-rehearsal]\n"
       "                          [--results FILE] [--threads N] [--json]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -95,6 +101,12 @@ Args parse(int argc, char** argv) {
                 if (v != "on" && v != "off") throw invalid_argument_error(n + " takes on or off, got " + v);
                 a.views = v == "on";
               })
+      .option("--rehearsal",
+              [&](const std::string& n, const std::string& v) {
+                if (v != "all" && v != "vendor") throw invalid_argument_error(n + " takes all or vendor, got " + v);
+                a.rehearse_vendor_only = v == "vendor";
+              })
+      .flag("--pool-rehearsal", [&] { a.pool_rehearsal = true; })
       .text("--results", a.results)
       .number("--threads", a.threads)
       .flag("--json", [&] { a.json = true; });
@@ -110,7 +122,8 @@ json settings_of(const Args& a) {
   return {{"seeds", a.seeds},          {"first_seed", a.first_seed}, {"budget", a.budget},
           {"children", a.children},    {"mutation_rate", a.mutation_rate},
           {"rehearsal_seeds", a.rehearsal_seeds}, {"alpha", a.alpha}, {"delta", a.delta}, {"reference", a.reference},
-          {"views", a.views}};
+          {"views", a.views}, {"rehearsal", a.rehearse_vendor_only ? "vendor" : "all"},
+          {"pool_rehearsal", a.pool_rehearsal}};
 }
 
 struct Space {
@@ -208,6 +221,7 @@ std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> rehearsal_for(con
   auto groups = std::make_shared<std::vector<std::vector<ScreeningPair>>>();
   for (const auto& s : spaces) {
     if (s.kernel != target.kernel || s.device == target.device) continue;
+    if (a.rehearse_vendor_only && s.data->device->vendor != target.data->device->vendor) continue;
     // The views left out the target only: the run on s stacks s's other GPUs (RunStackedViews
     // leaves out the GPU it runs on), as the target's run stacks its own.
     const Model model = model_of(trained_without(spaces, target, s.device), views_without(spaces, target));
@@ -215,6 +229,11 @@ std::shared_ptr<const std::vector<std::vector<ScreeningPair>>> rehearsal_for(con
     p.rehearsal = true;
     auto& pairs = groups->emplace_back();
     for (const auto& r : run(p).runs) pairs.insert(pairs.end(), r.rehearsal.begin(), r.rehearsal.end());
+  }
+  if (a.pool_rehearsal && groups->size() > 1) {
+    for (std::size_t g = 1; g < groups->size(); ++g)
+      groups->front().insert(groups->front().end(), (*groups)[g].begin(), (*groups)[g].end());
+    groups->resize(1);
   }
   return groups;
 }
@@ -330,9 +349,11 @@ void print_table(const Args& a, const std::vector<json>& outcomes, const std::ve
   const std::size_t allowed = bench::allowed_violations(a.seeds, a.delta);
   fmt::print("screened evolution, leave one GPU out: genetic search, {} children per place (mutation rate {}), "
              "model trained on the kernel's other GPUs{}; rule alpha {} delta {} calibrated by a rehearsal on the other "
-             "GPUs ({} seeds each); seeds {}-{}, budget {}\n",
-             a.children, a.mutation_rate, a.views ? " with their views stacked by the run" : "", a.alpha, a.delta, a.rehearsal_seeds, a.first_seed, a.first_seed + a.seeds - 1,
-             a.budget);
+             "GPUs{} ({} seeds each){}; seeds {}-{}, budget {}\n",
+             a.children, a.mutation_rate, a.views ? " with their views stacked by the run" : "", a.alpha, a.delta,
+             a.rehearse_vendor_only ? " of the target's vendor" : "", a.rehearsal_seeds,
+             a.pool_rehearsal ? ", pooled into one margin" : ", the widest of their margins", a.first_seed,
+             a.first_seed + a.seeds - 1, a.budget);
   fmt::print("c/m: children considered per measurement; out: screened out; miss: realised miss rate, mean over runs; "
              "over a: runs whose miss exceeded alpha (allowed: delta * runs + 2 binomial sd); int miss: measured "
              "children outside their interval\n\n");

@@ -34,6 +34,18 @@ if(no_views_out MATCHES "views stacked")
 endif()
 run(bad_views fail "--views takes on or off, got maybe" ${args} --views maybe)
 
+# Where the rehearsal runs and how its GPUs combine are settings of their own: they run, and the
+# table says which.
+run(vendor ok "0 spaces stored, 1 to run" ${args} --rehearsal vendor)
+if(NOT vendor_out MATCHES "other GPUs of the target's vendor \\(1 seeds each\\), the widest of their margins")
+  message(FATAL_ERROR "--rehearsal vendor is not shown:\n${vendor_out}")
+endif()
+run(pooled ok "0 spaces stored, 1 to run" ${args} --pool-rehearsal)
+if(NOT pooled_out MATCHES "other GPUs \\(1 seeds each\\), pooled into one margin")
+  message(FATAL_ERROR "--pool-rehearsal is not shown:\n${pooled_out}")
+endif()
+run(bad_rehearsal fail "--rehearsal takes all or vendor, got some" ${args} --rehearsal some)
+
 # A broken line is refused with the file and its line.
 file(APPEND "${WORK}/results.jsonl" "{not json\n")
-run(broken fail "results.jsonl:line 3: " ${args})
+run(broken fail "results.jsonl:line 5: " ${args})
