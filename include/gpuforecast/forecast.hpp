@@ -17,6 +17,7 @@
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/concepts.hpp"
 #include "gpuforecast/core/forecast.hpp"
+#include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/core/parameter_schema.hpp"
 #include "gpuforecast/space/tuning_space.hpp"
 #include "gpuforecast/export.hpp"
@@ -65,6 +66,33 @@ static_assert(SelectivePredictor<Model>);
 // Reads a model file written by `gpuforecast train` (+ `gpuforecast calibrate`). Throws
 // model_file_error for a missing, truncated, corrupted or newer-version file.
 [[nodiscard]] Model load(const std::string& path);
+
+// A Model of a GPU it was not trained on, from some measurements of that GPU:
+//
+//   auto others = gpuforecast::load("others.gfm");  // with views: gpuforecast calibrate --rehearse
+//   auto a4000 = gpuforecast::for_new_device(others, a_tenth_of_a4000);
+//   auto rule = gpuforecast::calibrate_pairs(a4000, more_of_a4000, {.kind = gpuforecast::PairKind::child});
+//   for (const auto& c : gpuforecast::compare(a4000, rule, parent, parent_ms, children)) ...
+//
+// A new GPU is mostly like one or two of the GPUs a model was trained on. Its forecasts are the
+// model's views (one model per training GPU of the kernel and the new GPU's vendor, each fitted on
+// that GPU alone) stacked by the measurements, log t = b + sum_v w_v log t_v with w_v >= 0, times
+// a surrogate fitted on the same measurements to what the stacking misses (measured / stacked):
+// the forecaster behind the child pairs of docs/pairs.md (benchmarks/pairs --views).
+struct NewDeviceOptions {
+  std::string ratio_surrogate = "default";  // the registry's kind fitted to measured / stacked
+  std::uint64_t seed = 0;
+};
+
+// The returned Model forecasts candidates of the measurements' kernel on their device as above,
+// and every other candidate as `model` does. It is not calibrated (nothing checked its forecasts:
+// forecast() defers every candidate); calibrate_pairs() on other measurements of the new GPU gives
+// compare() its rule. Throws invalid_configuration_error for a measurement the model's check
+// refuses (naming its row), and invalid_argument_error for measurements of more than one kernel
+// or device, a model without views of the kernel on another GPU of the device's vendor (naming
+// the views it has), fewer than 3 successful measurements, or an unknown ratio_surrogate.
+[[nodiscard]] Model for_new_device(const Model& model, std::span<const Observation> measurements,
+                                   const NewDeviceOptions& options = {});
 
 // Point forecast, calibrated interval, confidence and defer/accept with its reason.
 //

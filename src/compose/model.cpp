@@ -132,25 +132,49 @@ std::vector<Forecast> stacked_views(const Model::Impl& m, const DeviceScope& sco
 }
 }  // namespace
 
+namespace {
+// The candidates `owns` picks, forecast by `forecaster`; the others left empty.
+template <class Owns, class Forecaster>
+std::vector<std::optional<Forecast>> forecasts_of_some(std::span<const Candidate> candidates, Owns owns,
+                                                       Forecaster forecaster) {
+  std::vector<std::size_t> rows;
+  std::vector<Candidate> picked;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (owns(candidates[i])) {
+      rows.push_back(i);
+      picked.push_back(candidates[i]);
+    }
+  std::vector<std::optional<Forecast>> out(candidates.size());
+  if (picked.empty()) return out;
+  auto f = forecaster(std::span<const Candidate>(picked));
+  for (std::size_t j = 0; j < rows.size(); ++j) out[rows[j]] = std::move(f[j]);
+  return out;
+}
+
+bool on_device(const Candidate& c, const std::string& device) { return c.device && c.device->name == device; }
+}  // namespace
+
 std::vector<Forecast> predict_all(const Model::Impl& m, std::span<const Candidate> candidates) {
   const auto* scope = m.calibrator && m.calibrator->device_scope() ? &*m.calibrator->device_scope() : nullptr;
+  if (m.new_device) {
+    // A new device's candidates are forecast by its stacked views alone, the rest as the model would.
+    const auto& n = *m.new_device;
+    return detail::compose::complete_forecasts(
+        candidates,
+        forecasts_of_some(
+            candidates, [&](const Candidate& c) { return c.kernel == n.kernel && on_device(c, n.device); },
+            [&](std::span<const Candidate> c) { return n.forecaster->predict(c); }),
+        [&](std::span<const Candidate> rest) { return surrogate_forecasts(m, rest); });
+  }
   if (!scope || scope->view_devices.empty()) return surrogate_forecasts(m, candidates);
   // The scoped device's candidates are forecast by its views alone: the surrogate is asked only
   // for the others (with k-NN views, forecasting every configuration twice doubled the time).
-  std::vector<std::size_t> on_rows;
-  std::vector<Candidate> on_device;
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].device && candidates[i].device->name == scope->device) {
-      on_rows.push_back(i);
-      on_device.push_back(candidates[i]);
-    }
-  std::vector<std::optional<Forecast>> stacked(candidates.size());
-  if (!on_device.empty()) {
-    auto g = stacked_views(m, *scope, on_device);
-    for (std::size_t j = 0; j < on_rows.size(); ++j) stacked[on_rows[j]] = std::move(g[j]);
-  }
-  return detail::compose::complete_forecasts(candidates, std::move(stacked),
-                                             [&](std::span<const Candidate> rest) { return surrogate_forecasts(m, rest); });
+  return detail::compose::complete_forecasts(
+      candidates,
+      forecasts_of_some(
+          candidates, [&](const Candidate& c) { return on_device(c, scope->device); },
+          [&](std::span<const Candidate> c) { return stacked_views(m, *scope, c); }),
+      [&](std::span<const Candidate> rest) { return surrogate_forecasts(m, rest); });
 }
 
 std::vector<Decision> Model::decide(std::span<const Candidate> candidates, const TuningSpace* space,

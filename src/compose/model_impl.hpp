@@ -1,12 +1,14 @@
 #pragma once
 // What a gpuforecast::Model holds. Immutable after load(), so forecast() needs no locks:
 // AnySurrogate::predict is const and documented thread-safe, SelectiveCalibrator::decide const.
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "calibration/selective_calibrator.hpp"
+#include "calibration/stacked_views_surrogate.hpp"
 #include "calibration/view_models.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
@@ -19,6 +21,14 @@ struct Model::Impl {
   std::optional<SelectiveCalibrator> calibrator;
   // The per-GPU models a cross-device calibration on views stacks (the model file's "views").
   std::optional<ViewModels> views;
+  // A GPU the model was not trained on, forecast through its views stacked by measurements of it
+  // (for_new_device, new_device.hpp); the forecaster points into `views` above.
+  struct NewDevice {
+    std::string kernel, device;
+    std::size_t measurements = 0;
+    std::shared_ptr<const StackedViewsSurrogate> forecaster;
+  };
+  std::optional<NewDevice> new_device;
   ModelInfo info;
 };
 
@@ -28,7 +38,8 @@ struct Model::Impl {
                                                         const TuningSpace* space = nullptr);
 
 // The surrogate's forecasts of `candidates`, one each (error otherwise: a surrogate's bug); those
-// of the device a calibration on views is scoped to are its views, stacked.
+// of the device a calibration on views is scoped to are its views, stacked, and those of a new
+// device (for_new_device) its stacked views times their ratio model.
 [[nodiscard]] std::vector<Forecast> predict_all(const Model::Impl& model, std::span<const Candidate> candidates);
 
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
