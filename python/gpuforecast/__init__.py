@@ -38,7 +38,8 @@ from .search import Plan, Result, SeedRun, run
 __version__ = _native.__version__
 
 __all__ = [
-    "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "calibrate", "read_cache", "read_events",
+    "Model", "PairCalibration", "LlmSurrogate", "Space", "CacheData", "load", "train", "rehearse", "calibrate", "read_cache",
+    "read_events",
     "surrogate_names", "Plan", "Result", "SeedRun", "run",
     "Error", "InputError", "ConfigurationError", "ExpressionError", "UnknownDeviceError", "InvalidArgumentError", "ModelFileError",
     "CudaError",
@@ -144,6 +145,17 @@ class Model:
         out["median_ms"] = wanted["median_ms"]
         return out
 
+    def for_new_device(self, files, ratio_surrogate: str = "default", seed: int = 0) -> "Model":
+        """A model of a GPU this one was not trained on, from measurement files of it (one kernel on
+        one device): the model's views of the kernel's other GPUs of that vendor (one model per
+        training GPU, stored by rehearse()) stacked by the measurements, times a `ratio_surrogate`
+        fitted to what the stacking misses. Other devices are forecast as before. The new model is
+        in memory and not calibrated (forecast() defers every configuration): calibrate_pairs() on
+        other measurements of the GPU, kind="child", gives compare() its rule."""
+        if not isinstance(ratio_surrogate, str):
+            raise TypeError(f"ratio_surrogate must be a surrogate name such as 'default', got {ratio_surrogate!r}")
+        return Model(_native._for_new_device(self._native, _files(files), ratio_surrogate, int(seed)))
+
     def calibrate_pairs(self, files, alpha: float = 0.1, delta: float = 0.1, kind: str = "neighbour",
                         pairs: int = 2000, loss: str = "wrong_direction", confidence: str = "direction_probability",
                         seed: int = 0) -> PairCalibration:
@@ -219,6 +231,21 @@ def train(files, surrogate: str = "default", out=None, seed: int = 0) -> Model:
         os.close(fd)
     out = _path(out, "out")
     _native._train(_files(files), out, surrogate, int(seed))
+    return load(out)
+
+
+def rehearse(model, files, out=None, surrogate: str | None = None, seed: int = 1,
+             max_configurations: int = 2000) -> Model:
+    """Stores what the model's training GPUs teach about a new one, as `gpuforecast calibrate
+    --rehearse` does: the surrogate refitted once per GPU of `files` (the training data) leaving
+    that GPU out (`surrogate`: that kind instead of the model's own), and one model per GPU fitted
+    on it alone (the views for_new_device() stacks). Writes the model to `out` (default: over the
+    model's file)."""
+    model_path = model.info["path"] if isinstance(model, Model) else _path(model, "model")
+    out = model_path if out is None else _path(out, "out")
+    if surrogate is not None and not isinstance(surrogate, str):
+        raise TypeError(f"surrogate must be a name such as 'knn', got {surrogate!r}")
+    _native._rehearse(model_path, _files(files), out, surrogate or "", int(seed), int(max_configurations))
     return load(out)
 
 

@@ -17,6 +17,7 @@
 #include "calibration/deferral.hpp"
 #include "calibration/mondrian_conformal.hpp"
 #include "calibration/nonconformity.hpp"
+#include "calibration/rehearsal_file.hpp"
 #include "gpuforecast/stats/screening.hpp"
 #include "calibration/selective_calibrator.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -202,6 +203,28 @@ void bind_model(nb::module_& m) {
       nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("alpha"), nb::arg("delta"),
       nb::arg("risk_alpha").none(), nb::arg("method"), nb::arg("group_by"), nb::arg("loss"), nb::arg("tolerance"),
       nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"));
+  m.def(
+      "_rehearse",
+      [](const std::string& model_path, const std::vector<std::string>& files, const std::string& out,
+         const std::string& surrogate, std::uint64_t seed, std::size_t max_configurations) {
+        nb::gil_scoped_release release;
+        RehearsalFitOptions o;
+        o.surrogate = surrogate;
+        o.seed = seed;
+        o.max_configurations = max_configurations;
+        (void)rehearse_model_file(model_path, files, out, o);
+      },
+      nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("surrogate"), nb::arg("seed"),
+      nb::arg("max_configurations"));
+  m.def(
+      "_for_new_device",
+      [](const Model& model, const std::vector<std::string>& files, const std::string& ratio_surrogate,
+         std::uint64_t seed) {
+        nb::gil_scoped_release release;
+        const Dataset data = Dataset::load(files);
+        return for_new_device(model, data.observations(), {ratio_surrogate, seed});
+      },
+      nb::arg("model"), nb::arg("files"), nb::arg("ratio_surrogate"), nb::arg("seed"));
   m.def(
       "_screen",
       [](const std::vector<double>& calibration_forecast_ms, const std::vector<double>& calibration_measured_ms,

@@ -149,3 +149,50 @@ def test_llm_surrogate_without_endpoint_says_so(monkeypatch):
     monkeypatch.delenv("GPUFORECAST_LLM_MODEL", raising=False)
     with pytest.raises(gpuforecast.InvalidArgumentError, match="base URL"):
         gpuforecast.LlmSurrogate(model="m")
+
+
+@pytest.fixture(scope="module")
+def siblings_model(tmp_path_factory, conv_cache):
+    """A k-NN of convolution_milo's A100 and A6000, with a k-NN view of each (rehearse())."""
+    files = [conv_cache("A100"), conv_cache("A6000")]
+    path = tmp_path_factory.mktemp("views") / "siblings.gfm"
+    gpuforecast.train(files, surrogate="knn", out=path)
+    return gpuforecast.rehearse(path, files, surrogate="knn", max_configurations=200)
+
+
+def _median_abs_log_error(model, data, device):
+    ok = [(c, t) for c, t, s in zip(data.configs(), data.median_ms, data.status) if s == "ok"]
+    out = model.forecast([c for c, _ in ok], device=device, problem_size=data.problem_size)
+    return float(np.median(np.abs(np.log(out["median_ms"] / np.array([t for _, t in ok])))))
+
+
+def test_a_model_for_a_new_device_stacks_its_siblings_views(siblings_model, conv_cache):
+    adapted = siblings_model.for_new_device([conv_cache("A4000")], ratio_surrogate="knn")
+    assert not adapted.info["calibrated"]
+    assert "A4000" in adapted.info["calibration"] and "in memory" in adapted.info["path"]
+    a4000 = gpuforecast.read_cache(conv_cache("A4000"))
+    before = _median_abs_log_error(siblings_model, a4000, "A4000")
+    after = _median_abs_log_error(adapted, a4000, "A4000")
+    assert after < 0.5 * before, (before, after)
+    # Another GPU: forecast as the model does.
+    a100 = gpuforecast.read_cache(conv_cache("A100"))
+    configs = a100.configs()[:20]
+    np.testing.assert_array_equal(adapted.forecast(configs, device="A100", problem_size=a100.problem_size)["median_ms"],
+                                  siblings_model.forecast(configs, device="A100", problem_size=a100.problem_size)["median_ms"])
+    # Not calibrated: every configuration deferred.
+    assert adapted.forecast(a4000.configs()[:5], device="A4000", problem_size=a4000.problem_size)["defer"].all()
+    # Child pairs on it: its rule answers more than the model's.
+    mine = adapted.calibrate_pairs([conv_cache("A4000")], kind="child", pairs=500, seed=3)
+    theirs = siblings_model.calibrate_pairs([conv_cache("A4000")], kind="child", pairs=500, seed=3)
+    assert mine.answered_fraction > theirs.answered_fraction
+
+
+def test_for_new_device_refuses_by_name(siblings_model, xgboost_model, conv_cache):
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="holds no views"):
+        xgboost_model.for_new_device([conv_cache("A100")])
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="no view of convolution_milo on another AMD GPU"):
+        siblings_model.for_new_device([conv_cache("W6600")])
+    with pytest.raises(TypeError, match="ratio_surrogate"):
+        siblings_model.for_new_device([conv_cache("A4000")], ratio_surrogate=3)
+    with pytest.raises(TypeError, match="surrogate"):
+        gpuforecast.rehearse(xgboost_model, [conv_cache("A100")], surrogate=5)

@@ -65,6 +65,8 @@ Model for_new_device(const Model& model, std::span<const Observation> measuremen
   forecaster->fit(measurements);
 
   impl->new_device = Model::Impl::NewDevice{kernel, device->name, measurements.size(), std::move(forecaster)};
+  // Not the model's file any more: calibrating "it" would calibrate the model it came from.
+  impl->info.path = fmt::format("{} for {} (in memory)", base.info.path, device->name);
   impl->info.calibrated = false;
   impl->info.acceptance_rate = 0;
   impl->info.calibration = fmt::format(
