@@ -145,15 +145,19 @@ class Model:
         out["median_ms"] = wanted["median_ms"]
         return out
 
-    def for_new_device(self, files, ratio_surrogate: str = "default", seed: int = 0) -> "Model":
+    def for_new_device(self, files, ratio_surrogate: str = "default", seed: int = 0, out=None) -> "Model":
         """A model of a GPU this one was not trained on, from measurement files of it (one kernel on
         one device): the model's views of the kernel's other GPUs of that vendor (one model per
         training GPU, stored by rehearse()) stacked by the measurements, times a `ratio_surrogate`
-        fitted to what the stacking misses. Other devices are forecast as before. The new model is
-        in memory and not calibrated (forecast() defers every configuration): calibrate_pairs() on
-        other measurements of the GPU, kind="child", gives compare() its rule."""
+        fitted to what the stacking misses. Other devices are forecast as before. Not calibrated
+        (forecast() defers every configuration): calibrate_pairs() on other measurements of the GPU,
+        kind="child", gives compare() its rule. In memory unless `out` names a model file to write
+        (as `gpuforecast adapt` does; this model must then be a file's)."""
         if not isinstance(ratio_surrogate, str):
             raise TypeError(f"ratio_surrogate must be a surrogate name such as 'default', got {ratio_surrogate!r}")
+        if out is not None:
+            return Model(_native._write_new_device_model(self.info["path"], _files(files), _path(out, "out"),
+                                                         ratio_surrogate, int(seed)))
         return Model(_native._for_new_device(self._native, _files(files), ratio_surrogate, int(seed)))
 
     def calibrate_pairs(self, files, alpha: float = 0.1, delta: float = 0.1, kind: str = "neighbour",

@@ -17,6 +17,7 @@
 #include "calibration/deferral.hpp"
 #include "calibration/mondrian_conformal.hpp"
 #include "calibration/nonconformity.hpp"
+#include "api/new_device_file.hpp"
 #include "calibration/rehearsal_file.hpp"
 #include "gpuforecast/stats/screening.hpp"
 #include "calibration/selective_calibrator.hpp"
@@ -225,6 +226,14 @@ void bind_model(nb::module_& m) {
         return for_new_device(model, data.observations(), {ratio_surrogate, seed});
       },
       nb::arg("model"), nb::arg("files"), nb::arg("ratio_surrogate"), nb::arg("seed"));
+  m.def(
+      "_write_new_device_model",
+      [](const std::string& model_path, const std::vector<std::string>& files, const std::string& out,
+         const std::string& ratio_surrogate, std::uint64_t seed) {
+        nb::gil_scoped_release release;
+        return write_new_device_model(model_path, files, out, {ratio_surrogate, seed});
+      },
+      nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("ratio_surrogate"), nb::arg("seed"));
   m.def(
       "_screen",
       [](const std::vector<double>& calibration_forecast_ms, const std::vector<double>& calibration_measured_ms,

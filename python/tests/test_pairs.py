@@ -187,6 +187,18 @@ def test_a_model_for_a_new_device_stacks_its_siblings_views(siblings_model, conv
     assert mine.answered_fraction > theirs.answered_fraction
 
 
+def test_a_model_for_a_new_device_is_written_as_gpuforecast_adapt_writes_it(siblings_model, conv_cache, tmp_path):
+    in_memory = siblings_model.for_new_device([conv_cache("A4000")], ratio_surrogate="knn")
+    written = siblings_model.for_new_device([conv_cache("A4000")], ratio_surrogate="knn", out=tmp_path / "a4000.gfm")
+    assert written.info["path"] == str(tmp_path / "a4000.gfm") and not written.info["calibrated"]
+    a4000 = gpuforecast.read_cache(conv_cache("A4000"))
+    configs = a4000.configs()[:50]
+    np.testing.assert_allclose(gpuforecast.load(tmp_path / "a4000.gfm").forecast(configs, device="A4000", problem_size=a4000.problem_size)["median_ms"],
+                               in_memory.forecast(configs, device="A4000", problem_size=a4000.problem_size)["median_ms"], rtol=1e-5)
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="through views stacked by gpuforecast adapt"):
+        gpuforecast.calibrate(written, [conv_cache("A4000")], out=tmp_path / "x.gfm")
+
+
 def test_for_new_device_refuses_by_name(siblings_model, xgboost_model, conv_cache):
     with pytest.raises(gpuforecast.InvalidArgumentError, match="holds no views"):
         xgboost_model.for_new_device([conv_cache("A100")])

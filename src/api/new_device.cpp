@@ -10,7 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "api/new_device_file.hpp"
+#include "calibration/model_bundle.hpp"
 #include "compose/model_impl.hpp"
+#include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 
@@ -64,16 +67,22 @@ Model for_new_device(const Model& model, std::span<const Observation> measuremen
   auto forecaster = std::make_shared<StackedViewsSurrogate>(views, make_surrogate(options.ratio_surrogate, options.seed));
   forecaster->fit(measurements);
 
-  impl->new_device = Model::Impl::NewDevice{kernel, device->name, measurements.size(), std::move(forecaster)};
+  impl->new_device = NewDeviceForecaster{kernel, device->name, measurements.size(), std::move(forecaster)};
   // Not the model's file any more: calibrating "it" would calibrate the model it came from.
   impl->info.path = fmt::format("{} for {} (in memory)", base.info.path, device->name);
-  impl->info.calibrated = false;
-  impl->info.acceptance_rate = 0;
-  impl->info.calibration = fmt::format(
-      "{} on {}: {} stacked by {} measurements of it; not calibrated (every decision defers: calibrate_pairs for "
-      "compare())",
-      kernel, device->name, impl->new_device->forecaster->kind(), measurements.size());
+  describe_new_device(*impl);
   return Model(std::move(impl));
+}
+
+Model write_new_device_model(const std::string& model_path, std::span<const std::string> data_files,
+                             const std::string& out_path, const NewDeviceOptions& options) {
+  ModelFile file = read_model_file(model_path);
+  const Dataset data = Dataset::load(data_files);
+  const Model adapted = for_new_device(load(model_path), data.observations(), options);
+  remove_calibration_section(file);
+  set_new_device_section(file, *adapted.impl().new_device);
+  write_model_file(out_path, file);
+  return load(out_path);
 }
 
 }  // namespace gpuforecast

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "calibration/model_bundle.hpp"
+#include "calibration/new_device_section.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -84,6 +85,7 @@ void judge_held_out(const SelectiveCalibrator& calibrator, const TimedCandidates
 ModelFileCalibration calibrate_model_file(const std::string& model_path, std::span<const std::string> data_files,
                                           const std::string& out_path, const CalibrationOptions& options) {
   ModelFile file = read_model_file(model_path);
+  refuse_if_adapted(file, model_path, "calibrate");
   const AnySurrogate surrogate = surrogate_from(file, model_path);
   const TrainingSummary trained = training_summary_from(file, model_path);
   ModelFileCalibration out;
@@ -108,6 +110,7 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
                                            const std::string& out_path, std::size_t samples,
                                            const DeviceAdaptationOptions& options) {
   ModelFile file = read_model_file(model_path);
+  refuse_if_adapted(file, model_path, "calibrate --device-samples");
   const AnySurrogate surrogate = surrogate_from(file, model_path);
   ModelFileDeviceAdaptation out;
   out.calibration.surrogate_kind = surrogate.kind();

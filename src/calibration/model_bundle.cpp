@@ -2,21 +2,31 @@
 
 #include <fmt/core.h>
 
+#include <vector>
+
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/archive.hpp"
 
 namespace gpuforecast {
+
+namespace {
+constexpr const char* calibration_section = "calibration";
+}  // namespace
+
+void remove_calibration_section(ModelFile& file) {
+  std::erase_if(file.sections, [](const auto& s) { return s.first == calibration_section; });
+}
 
 void set_calibration_section(ModelFile& file, const SelectiveCalibrator& calibrator) {
   if (!calibrator.fitted()) throw invalid_argument_error("refusing to store a calibrator that was never fitted");
   ArchiveWriter w;
   w.u32(calibration_section_version);
   calibrator.save(w);
-  file.set("calibration", w.data());
+  file.set(calibration_section, w.data());
 }
 
 std::optional<SelectiveCalibrator> calibration_from(const ModelFile& file, const std::string& origin) {
-  const std::string* payload = file.find("calibration");
+  const std::string* payload = file.find(calibration_section);
   if (!payload) return std::nullopt;
   ArchiveReader r(*payload, origin + " [calibration section]");
   const auto version = r.u32();

@@ -13,6 +13,8 @@ namespace gpuforecast GPUFORECAST_API {
 inline constexpr std::uint32_t calibration_section_version = calibrator_archive_version;
 
 void set_calibration_section(ModelFile& file, const SelectiveCalibrator& calibrator);
+// Leaves the file uncalibrated (when what it forecasts changes).
+void remove_calibration_section(ModelFile& file);
 // nullopt when the file has no "calibration" section; model_file_error when it is damaged or
 // from a newer version.
 [[nodiscard]] std::optional<SelectiveCalibrator> calibration_from(const ModelFile& file, const std::string& origin);

@@ -10,6 +10,7 @@
 
 #include "calibration/calibration_data.hpp"
 #include "calibration/model_bundle.hpp"
+#include "calibration/new_device_section.hpp"
 #include "calibration/view_models.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -145,6 +146,7 @@ StoredRehearsal rehearse_model_file(const std::string& model_path, std::span<con
                                     const std::string& out_path, const RehearsalFitOptions& options,
                                     const std::function<void(const std::string&)>& progress) {
   ModelFile file = read_model_file(model_path);
+  refuse_if_adapted(file, model_path, "calibrate --rehearse");
   StoredRehearsal out;
   out.surrogate = options.surrogate.empty() ? surrogate_from(file, model_path).kind() : options.surrogate;
   out.seed = options.seed;
@@ -192,6 +194,7 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
                                                      const std::string& out_path, const CrossDeviceOptions& options,
                                                      bool all_vendors, bool use_views) {
   ModelFile file = read_model_file(model_path);
+  refuse_if_adapted(file, model_path, "calibrate --cross-device");
   const auto stored = rehearsal_from(file, model_path);
   if (!stored)
     throw invalid_argument_error(fmt::format(

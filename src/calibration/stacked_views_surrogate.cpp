@@ -15,6 +15,15 @@ StackedViewsSurrogate::StackedViewsSurrogate(std::vector<const ViewModel*> views
   if (m_ratio.empty()) throw invalid_argument_error("stacked views: no ratio surrogate");
 }
 
+StackedViewsSurrogate StackedViewsSurrogate::restored(std::vector<const ViewModel*> views, ViewStacking stacking,
+                                                      AnySurrogate ratio) {
+  if (stacking.weights.size() != views.size())
+    throw invalid_argument_error(fmt::format("stacked views: {} weights for {} views", stacking.weights.size(), views.size()));
+  StackedViewsSurrogate s(std::move(views), std::move(ratio));
+  s.m_stacking = std::move(stacking);
+  return s;
+}
+
 void StackedViewsSurrogate::fit(std::span<const Observation> o) {
   m_seen.assign(o.begin(), o.end());
   m_stacking.reset();

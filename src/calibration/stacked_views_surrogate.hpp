@@ -24,6 +24,11 @@ class StackedViewsSurrogate {
   // `views` (at least one, outliving this) forecast as their own GPUs; `ratio` learns the rest.
   // Throws invalid_argument_error without views.
   StackedViewsSurrogate(std::vector<const ViewModel*> views, AnySurrogate ratio);
+  // One fitted before, from its parts (a model file's): `stacking` one weight per view, `ratio`
+  // fitted. update() refits on what it learns from then on only. Throws invalid_argument_error
+  // for a number of weights other than the views'.
+  [[nodiscard]] static StackedViewsSurrogate restored(std::vector<const ViewModel*> views, ViewStacking stacking,
+                                                      AnySurrogate ratio);
 
   // Fits the stacking on the successful measurements (at least 3; throws invalid_argument_error
   // naming the count) and the ratio model on every measurement, failures included (p_fail).
@@ -35,6 +40,8 @@ class StackedViewsSurrogate {
   [[nodiscard]] std::vector<Forecast> predict(std::span<const Candidate> c) const;
 
   [[nodiscard]] const std::optional<ViewStacking>& stacking() const noexcept { return m_stacking; }
+  [[nodiscard]] const std::vector<const ViewModel*>& views() const noexcept { return m_views; }
+  [[nodiscard]] const AnySurrogate& ratio() const noexcept { return m_ratio; }
   [[nodiscard]] std::string kind() const;
 
  private:

@@ -40,8 +40,10 @@ ModelInfo describe(const AnySurrogate& s, const std::optional<SelectiveCalibrato
   return info;
 }
 
+// `new_device`'s forecaster may point into `views`: moving a vector keeps its elements in place.
 Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path,
-            const TrainingSummary& trained, std::optional<ViewModels> views = std::nullopt) {
+            const TrainingSummary& trained, std::optional<ViewModels> views = std::nullopt,
+            std::optional<NewDeviceForecaster> new_device = std::nullopt) {
   if (surrogate.empty()) throw invalid_argument_error("a model needs a surrogate");
   auto impl = std::make_shared<Model::Impl>();
   impl->info = describe(surrogate, calibrator, std::move(path));
@@ -52,9 +54,21 @@ Model build(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrato
   impl->surrogate = std::move(surrogate);
   impl->calibrator = std::move(calibrator);
   impl->views = std::move(views);
+  impl->new_device = std::move(new_device);
+  if (impl->new_device) describe_new_device(*impl);
   return Model(std::move(impl));
 }
 }  // namespace
+
+void describe_new_device(Model::Impl& m) {
+  const NewDeviceForecaster& n = *m.new_device;
+  m.info.calibrated = false;
+  m.info.acceptance_rate = 0;
+  m.info.calibration = fmt::format(
+      "{} on {}: {} stacked by {} measurements of it; not calibrated (every decision defers; calibrate_pairs for "
+      "compare())",
+      n.kernel, n.device, n.forecaster->kind(), n.measurements);
+}
 
 Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator, std::string path) {
   return build(std::move(surrogate), std::move(calibrator), std::move(path), {});
@@ -70,13 +84,19 @@ Model load(const std::string& path) {
   AnySurrogate s = surrogate_from(file, path);
   auto c = calibration_from(file, path);
   auto views = views_from(file, path);
+  auto new_device = new_device_from(file, path, views ? &*views : nullptr);
+  if (new_device && c)
+    throw model_file_error(path, fmt::format("it forecasts {} through stacked views and holds a calibration of the "
+                                             "model's own forecasts as well; adapt the model again",
+                                             new_device->device));
   if (c && c->device_scope())
     for (const auto& device : c->device_scope()->view_devices)
       if (!views || !views->find(device))
         throw model_file_error(path, fmt::format("its calibration for {} stacks the view of {}, which its \"views\" "
                                                  "section does not hold: calibrate --cross-device again",
                                                  c->device_scope()->device, device));
-  return build(std::move(s), std::move(c), path, training_summary_from(file, path), std::move(views));
+  return build(std::move(s), std::move(c), path, training_summary_from(file, path), std::move(views),
+               std::move(new_device));
 }
 
 std::vector<std::string> check_candidates(const Model::Impl& m, std::span<const Candidate> candidates,

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "calibration/selective_calibrator.hpp"
-#include "calibration/stacked_views_surrogate.hpp"
+#include "calibration/new_device_section.hpp"
 #include "calibration/view_models.hpp"
 #include "gpuforecast/forecast.hpp"
 #include "gpuforecast/surrogate/any_surrogate.hpp"
@@ -22,13 +22,8 @@ struct Model::Impl {
   // The per-GPU models a cross-device calibration on views stacks (the model file's "views").
   std::optional<ViewModels> views;
   // A GPU the model was not trained on, forecast through its views stacked by measurements of it
-  // (for_new_device, new_device.hpp); the forecaster points into `views` above.
-  struct NewDevice {
-    std::string kernel, device;
-    std::size_t measurements = 0;
-    std::shared_ptr<const StackedViewsSurrogate> forecaster;
-  };
-  std::optional<NewDevice> new_device;
+  // (for_new_device; the model file's "new_device" section); its forecaster points into `views`.
+  std::optional<NewDeviceForecaster> new_device;
   ModelInfo info;
 };
 
@@ -41,6 +36,9 @@ struct Model::Impl {
 // of the device a calibration on views is scoped to are its views, stacked, and those of a new
 // device (for_new_device) its stacked views times their ratio model.
 [[nodiscard]] std::vector<Forecast> predict_all(const Model::Impl& model, std::span<const Candidate> candidates);
+
+// Sets `model.info` for a model that forecasts its new_device (not calibrated, and saying so).
+void describe_new_device(Model::Impl& model);
 
 // Builds a Model from parts in memory (tests, tools that have just calibrated).
 [[nodiscard]] Model make_model(AnySurrogate surrogate, std::optional<SelectiveCalibrator> calibrator,

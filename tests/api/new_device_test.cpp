@@ -1,6 +1,7 @@
 // for_new_device(): a Model of convolution_milo's RTX A4000, which it was not trained on, from a
 // tenth of the A4000's space, through views of the A100 and the A6000; its forecasts, the
-// other devices left as they were, child pairs on it through compare(), and what it refuses.
+// other devices left as they were, child pairs on it through compare(), what it refuses, and the
+// model file `gpuforecast adapt` writes of it.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "api/new_device_file.hpp"
+#include "calibration/calibrate_model_file.hpp"
 #include "calibration/candidate_pairs.hpp"
 #include "calibration/pairwise_selective.hpp"
 #include "calibration/view_models.hpp"
@@ -16,6 +19,8 @@
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/forecast.hpp"
+#include "data/temp_dir.hpp"
+#include "gpuforecast/surrogate/model_file.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
 #include "support/knn_model.hpp"
 
@@ -161,5 +166,44 @@ TEST_CASE("for_new_device refuses what it cannot adapt to, by name", "[api][data
     bad[4].candidate.config = Config::parse("block_size_x=16");
     CHECK_THROWS_AS(for_new_device(test::convolution_knn_model(), bad, knn_ratio()), invalid_configuration_error);
     CHECK_THROWS_WITH(for_new_device(test::convolution_knn_model(), bad, knn_ratio()), Contains("configuration 4"));
+  }
+}
+
+TEST_CASE("an adapted model file forecasts as the adapted Model does, and is not calibrated again", "[api][data]") {
+  const test::TempDir dir;
+  const std::string base = (dir.path() / "siblings.gfm").string(), out = (dir.path() / "a4000.gfm").string();
+  const std::vector<std::string> siblings{test::cache_file("convolution_milo", "A100").string(),
+                                          test::cache_file("convolution_milo", "A6000").string()};
+  {
+    const Dataset training = Dataset::load(siblings);
+    AnySurrogate knn = make_surrogate("knn", 0);
+    knn.fit(training.observations());
+    save_surrogate(base, knn, TrainingSummary::of(training.observations()));
+    ModelFile file = read_model_file(base);
+    set_views_section(file, fit_view_models(training, "knn", 0));
+    write_model_file(base, file);
+  }
+  const std::vector<std::string> a4000_file{test::cache_file("convolution_milo", "A4000").string()};
+  const Model written = write_new_device_model(base, a4000_file, out, knn_ratio());
+  const Model in_memory = for_new_device(load(base), Dataset::load(a4000_file).observations(), knn_ratio());
+  std::vector<Candidate> some;
+  for (std::size_t i = 0; i < a4000().rest.size(); i += 97) some.push_back(a4000().rest[i].candidate);
+  // (the k-NN stores its training data in single precision)
+  const auto a = forecast(load(out), some), b = forecast(in_memory, some);
+  for (std::size_t i = 0; i < some.size(); ++i) CHECK(a[i].forecast.median_ms == Approx(b[i].forecast.median_ms).epsilon(1e-5));
+  CHECK_FALSE(written.info().calibrated);
+  CHECK(written.info().path == out);
+  CHECK_THAT(written.info().calibration, Contains("RTX A4000") && Contains("not calibrated"));
+
+  SECTION("a calibration of the model's own forecasts is refused") {
+    CHECK_THROWS_WITH(calibrate_model_file(out, a4000_file, (dir.path() / "x.gfm").string(), {}),
+                      Contains("through views stacked by gpuforecast adapt"));
+  }
+  SECTION("a file that lost the views it stacks is refused by name") {
+    ModelFile file = read_model_file(out);
+    std::erase_if(file.sections, [](const auto& s) { return s.first == "views"; });
+    write_model_file(out, file);
+    CHECK_THROWS_AS(load(out), model_file_error);
+    CHECK_THROWS_WITH(load(out), Contains("new_device section") && Contains("does not hold"));
   }
 }
