@@ -12,15 +12,15 @@
 namespace gpuforecast {
 
 namespace {
-constexpr const char* section = "new_device";
-constexpr std::uint32_t section_version = 1;
+constexpr const char* new_device_section = "new_device";
+constexpr std::uint32_t new_device_section_version = 1;
 }  // namespace
 
 void set_new_device_section(ModelFile& file, const NewDeviceForecaster& d) {
   const auto& f = *d.forecaster;
   if (!f.stacking()) throw invalid_argument_error("a new device's forecaster must be fitted before it is saved");
   ArchiveWriter w;
-  w.u32(section_version);
+  w.u32(new_device_section_version);
   w.str(d.kernel);
   w.str(d.device);
   w.u64(d.measurements);
@@ -29,17 +29,17 @@ void set_new_device_section(ModelFile& file, const NewDeviceForecaster& d) {
   w.f64(f.stacking()->intercept);
   w.f64s(f.stacking()->weights);
   save_surrogate_with_kind(w, f.ratio());
-  file.set(section, w.data());
+  file.set(new_device_section, w.data());
 }
 
 std::optional<NewDeviceForecaster> new_device_from(const ModelFile& file, const std::string& origin,
                                                    const ViewModels* views) {
-  const std::string* payload = file.find(section);
+  const std::string* payload = file.find(new_device_section);
   if (!payload) return std::nullopt;
   ArchiveReader r(*payload, origin + " [new_device section]");
   const auto version = r.u32();
-  if (version > section_version)
-    r.fail(fmt::format("new_device section version {} is newer than this library's {}", version, section_version));
+  if (version > new_device_section_version)
+    r.fail(fmt::format("new_device section version {} is newer than this library's {}", version, new_device_section_version));
   NewDeviceForecaster d;
   d.kernel = r.str();
   d.device = r.str();
@@ -68,7 +68,7 @@ std::optional<NewDeviceForecaster> new_device_from(const ModelFile& file, const 
 }
 
 void refuse_if_adapted(const ModelFile& file, const std::string& origin, const std::string& what) {
-  const std::string* payload = file.find(section);
+  const std::string* payload = file.find(new_device_section);
   if (!payload) return;
   ArchiveReader r(*payload, origin + " [new_device section]");
   (void)r.u32();
