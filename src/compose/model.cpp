@@ -150,9 +150,7 @@ std::vector<Forecast> stacked_views(const Model::Impl& m, const DeviceScope& sco
   for (const auto& v : forecast_views(views, on_device)) f.push_back(scope.stacking.apply(v));
   return f;
 }
-}  // namespace
 
-namespace {
 // The candidates `owns` picks, forecast by `forecaster`; the others left empty.
 template <class Owns, class Forecaster>
 std::vector<std::optional<Forecast>> forecasts_of_some(std::span<const Candidate> candidates, Owns owns,
