@@ -19,7 +19,7 @@ run(rehearse ok "" calibrate --model "${model}" --rehearse --data "${a100}" "${a
 run(adapt ok "adapted .* to convolution_milo on RTX A4000 from 4362 measurements.*log t = [-0-9.]+ \\+ [0-9.]+ log t_A100[^\n]*\\+ [0-9.]+ log t_RTX A6000.*times a knn model.*not calibrated.*wrote"
     adapt --model "${model}" --data "${a4000}" --out "${adapted}" --ratio-surrogate knn)
 # The adapted file forecasts the A4000 (its own measurements here: close), deferring each.
-run(predict ok "RTX A4000" predict --model "${adapted}" --data "${a4000}")
+run(predict ok "convolution_milo @ RTX A4000, stacked views x knn surrogate" predict --model "${adapted}" --data "${a4000}")
 run(calibrate fail "forecasts convolution_milo on RTX A4000 through views stacked by gpuforecast adapt, which calibrate would not see"
     calibrate --model "${adapted}" --data "${a4000}" --out "${WORK}/x.gfm")
 run(cross_device fail "which calibrate --cross-device would not see"

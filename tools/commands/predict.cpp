@@ -15,6 +15,7 @@
 
 #include "command_registry.hpp"
 #include "static_features_option.hpp"
+#include "compose/model_impl.hpp"
 #include "data/json_util.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -130,9 +131,14 @@ void predict_files(const PredictArgs& a, const Model& model) {
   Dataset data = Dataset::load(a.data);
   const auto coverage = cli::join_static_features(data.spaces(), a.features);
   if (!a.features.empty()) fmt::print(stderr, "{}", describe(coverage));
-  const std::string kind = model.info().surrogate_kind;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& space : data.spaces()) {
+    // An adapted model forecasts its new device through the stacked views (gpuforecast adapt).
+    const auto& adapted = model.impl().new_device;
+    const std::string kind = adapted && space.device && adapted->device == space.device->name &&
+                                     adapted->kernel == space.kernel
+                                 ? adapted->forecaster->kind()
+                                 : model.info().surrogate_kind;
     std::vector<Candidate> candidates;
     candidates.reserve(space.observations.size());
     for (const auto& o : space.observations) candidates.push_back(o.candidate);
