@@ -85,7 +85,8 @@ struct NewDeviceOptions {
 };
 
 // The returned Model forecasts candidates of the measurements' kernel on their device as above,
-// and every other candidate as `model` does. It is not calibrated (nothing checked its forecasts:
+// and every other candidate as `model` does (a new device `model` was adapted to before is not
+// kept: one a Model). It is not calibrated (nothing checked its forecasts:
 // forecast() defers every candidate); calibrate_pairs() on other measurements of the new GPU gives
 // compare() its rule. Throws invalid_configuration_error for a measurement the model's check
 // refuses (naming its row), and invalid_argument_error for measurements of more than one kernel
