@@ -2,9 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "calibration/versioned_section.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/surrogate/registry.hpp"
@@ -14,6 +16,12 @@ namespace gpuforecast {
 namespace {
 constexpr const char* new_device_section = "new_device";
 constexpr std::uint32_t new_device_section_version = 1;
+
+// The kernel and the device the section adapts to, first after its version.
+std::pair<std::string, std::string> read_target(ArchiveReader& r) {
+  std::string kernel = r.str();
+  return {std::move(kernel), r.str()};
+}
 }  // namespace
 
 void set_new_device_section(ModelFile& file, const NewDeviceForecaster& d) {
@@ -34,15 +42,11 @@ void set_new_device_section(ModelFile& file, const NewDeviceForecaster& d) {
 
 std::optional<NewDeviceForecaster> new_device_from(const ModelFile& file, const std::string& origin,
                                                    const ViewModels* views) {
-  const std::string* payload = file.find(new_device_section);
-  if (!payload) return std::nullopt;
-  ArchiveReader r(*payload, origin + " [new_device section]");
-  const auto version = r.u32();
-  if (version > new_device_section_version)
-    r.fail(fmt::format("new_device section version {} is newer than this library's {}", version, new_device_section_version));
+  auto section = open_versioned_section(file, new_device_section, new_device_section_version, origin);
+  if (!section) return std::nullopt;
+  ArchiveReader& r = section->reader;
   NewDeviceForecaster d;
-  d.kernel = r.str();
-  d.device = r.str();
+  std::tie(d.kernel, d.device) = read_target(r);
   d.measurements = r.u64();
   const auto n = r.u64();
   if (n == 0 || n > 100'000) r.fail(fmt::format("implausible number of views {}", n));
@@ -68,12 +72,9 @@ std::optional<NewDeviceForecaster> new_device_from(const ModelFile& file, const 
 }
 
 void refuse_if_adapted(const ModelFile& file, const std::string& origin, const std::string& what) {
-  const std::string* payload = file.find(new_device_section);
-  if (!payload) return;
-  ArchiveReader r(*payload, origin + " [new_device section]");
-  (void)r.u32();
-  const std::string kernel = r.str();
-  const std::string device = r.str();
+  auto section = open_versioned_section(file, new_device_section, new_device_section_version, origin);
+  if (!section) return;
+  const auto [kernel, device] = read_target(section->reader);
   throw invalid_argument_error(fmt::format(
       "{} forecasts {} on {} through views stacked by gpuforecast adapt, which {} would not see: use the model it "
       "was adapted from, or calibrate the adapted model's pairs (compare.hpp)",

@@ -11,6 +11,7 @@
 #include "calibration/calibration_data.hpp"
 #include "calibration/model_bundle.hpp"
 #include "calibration/new_device_section.hpp"
+#include "calibration/versioned_section.hpp"
 #include "calibration/view_models.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -126,18 +127,14 @@ void set_rehearsal_section(ModelFile& file, const StoredRehearsal& rehearsal) {
 }
 
 std::optional<StoredRehearsal> rehearsal_from(const ModelFile& file, const std::string& origin) {
-  const std::string* payload = file.find(rehearsal_section);
-  if (!payload) return std::nullopt;
-  ArchiveReader r(*payload, origin + " [rehearsal section]");
-  const auto version = r.u32();
-  if (version > rehearsal_section_version)
-    r.fail(fmt::format("rehearsal section version {} is newer than this library's {}", version,
-                       rehearsal_section_version));
+  auto section = open_versioned_section(file, rehearsal_section, rehearsal_section_version, origin);
+  if (!section) return std::nullopt;
+  ArchiveReader& r = section->reader;
   StoredRehearsal out;
   out.surrogate = r.str();
   out.seed = r.u64();
   const auto n = r.u64();
-  for (std::uint64_t i = 0; i < n; ++i) out.spaces.push_back(load_space(r, version));
+  for (std::uint64_t i = 0; i < n; ++i) out.spaces.push_back(load_space(r, section->version));
   if (!r.at_end()) r.fail("trailing bytes after the rehearsal section");
   return out;
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "calibration/versioned_section.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/device.hpp"
 #include "gpuforecast/core/error.hpp"
@@ -105,12 +106,9 @@ void set_views_section(ModelFile& file, const ViewModels& views) {
 }
 
 std::optional<ViewModels> views_from(const ModelFile& file, const std::string& origin) {
-  const std::string* payload = file.find(views_section);
-  if (!payload) return std::nullopt;
-  ArchiveReader r(*payload, origin + " [views section]");
-  const auto version = r.u32();
-  if (version > views_section_version)
-    r.fail(fmt::format("views section version {} is newer than this library's {}", version, views_section_version));
+  auto section = open_versioned_section(file, views_section, views_section_version, origin);
+  if (!section) return std::nullopt;
+  ArchiveReader& r = section->reader;
   ViewModels out;
   out.surrogate = r.str();
   out.seed = r.u64();
