@@ -205,10 +205,8 @@ std::string SelectiveCalibrator::describe() const {
                      m_deferral.delta);
   if (m_options.reference_ms > 0) s += fmt::format("; bins against a reference of {:.4g} ms", m_options.reference_ms);
   if (m_scope && !m_scope->view_devices.empty()) {
-    std::string stack = fmt::format("{:.3f}", m_scope->stacking.intercept);
-    for (std::size_t v = 0; v < m_scope->view_devices.size(); ++v)
-      stack += fmt::format(" + {:.3f} log t_{}", m_scope->stacking.weights[v], m_scope->view_devices[v]);
-    s += fmt::format("; device {} only, forecast as log t = {}", m_scope->device, stack);
+    s += fmt::format("; device {} only, forecast as log t = {}", m_scope->device,
+                     m_scope->stacking.describe(m_scope->view_devices));
   }
   if (m_scope)
     s += fmt::format("; device {} only, forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on {} points)",

@@ -55,6 +55,14 @@ void check_point(const ViewForecasts& views, std::size_t expected_views, double 
 
 }  // namespace
 
+std::string ViewStacking::describe(std::span<const std::string> view_devices) const {
+  if (view_devices.size() != weights.size())
+    throw invalid_argument_error(fmt::format("view stacking: {} names for {} weights", view_devices.size(), weights.size()));
+  std::string s = fmt::format("{:.3f}", intercept);
+  for (std::size_t v = 0; v < weights.size(); ++v) s += fmt::format(" + {:.3f} log t_{}", weights[v], view_devices[v]);
+  return s;
+}
+
 Forecast ViewStacking::apply(const ViewForecasts& views) const {
   if (views.size() != weights.size())
     throw invalid_argument_error(

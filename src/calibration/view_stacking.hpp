@@ -13,6 +13,7 @@
 // of them gets a flat forecast (which its own K measurements then fail to confirm) rather than an
 // extrapolation.
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gpuforecast/core/forecast.hpp"
@@ -32,6 +33,8 @@ struct ViewStacking {
   // average when every weight is 0); bin probabilities are left out (they need the interval).
   // Throws invalid_argument_error for a number of views other than the weights'.
   [[nodiscard]] Forecast apply(const ViewForecasts& views) const;
+  // The right-hand side as reports print it, "b + w_1 log t_<device 1> + ...", one name per view.
+  [[nodiscard]] std::string describe(std::span<const std::string> view_devices) const;
 };
 
 // Fits b and w on K configurations' views and their measured runtimes. Needs at least 3 points

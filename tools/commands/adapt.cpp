@@ -24,11 +24,11 @@ void run(const AdaptArgs& a) {
   const Model adapted = write_new_device_model(a.model, a.data, a.out, {a.ratio_surrogate, a.seed});
   const NewDeviceForecaster& n = *adapted.impl().new_device;
   const auto& f = *n.forecaster;
-  std::string stack = fmt::format("{:.3f}", f.stacking()->intercept);
-  for (std::size_t v = 0; v < f.views().size(); ++v)
-    stack += fmt::format(" + {:.3f} log t_{}", f.stacking()->weights[v], f.views()[v]->device);
+  std::vector<std::string> view_devices;
+  for (const auto* v : f.views()) view_devices.push_back(v->device);
   fmt::print("adapted {} to {} on {} from {} measurements\n", a.model, n.kernel, n.device, n.measurements);
-  fmt::print("  the views of {} other GPU(s) stacked: log t = {}\n", f.views().size(), stack);
+  fmt::print("  the views of {} other GPU(s) stacked: log t = {}\n", f.views().size(),
+             f.stacking()->describe(view_devices));
   fmt::print("  times a {} model of measured / stacked, fitted on the same measurements (seed {})\n", f.ratio().kind(),
              a.seed);
   fmt::print("  not calibrated: every forecast defers; calibrate its pairs on other measurements of {} (compare())\n",

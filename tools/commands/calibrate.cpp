@@ -116,10 +116,8 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
                r.check.passed ? "passed" : "failed, every forecast of this GPU is deferred");
   const auto& scope = *ad.calibration.calibrator.device_scope();
   if (r.stacking) {
-    std::string stack = fmt::format("{:.3f}", r.stacking->intercept);
-    for (std::size_t v = 0; v < r.view_devices.size(); ++v)
-      stack += fmt::format(" + {:.3f} log t_{}", r.stacking->weights[v], r.view_devices[v]);
-    fmt::print("  forecasts stacked from the views of {} other GPU(s): log t = {}\n", r.view_devices.size(), stack);
+    fmt::print("  forecasts stacked from the views of {} other GPU(s): log t = {}\n", r.view_devices.size(),
+               r.stacking->describe(r.view_devices));
   }
   fmt::print("  forecasts corrected by log t = {:.3f} + {:.3f} log t_hat (fitted on the {} measurements, seed {})\n",
              scope.correction.offset, scope.correction.slope, o.samples, a.seed);
