@@ -63,12 +63,18 @@ ForecastCorrection fit_forecast_correction(std::span<const Forecast> forecasts, 
   return c;
 }
 
-SelectiveCalibrator adapt_to_device(const std::string& device, std::span<const Candidate> candidates,
-                                    std::span<const Forecast> forecasts, std::span<const double> observed_ms,
-                                    const DeviceAdaptationOptions& o) {
-  if (candidates.size() != forecasts.size() || candidates.size() != observed_ms.size())
+namespace {
+
+// The K points of one device, checked, and which of them adapt (drawn with the calibration's seed).
+struct Split {
+  std::vector<std::size_t> adapt, certify;  // indices into the K points
+};
+
+Split split_points(const std::string& device, std::span<const Candidate> candidates, std::size_t forecasts,
+                   std::span<const double> observed_ms, const DeviceAdaptationOptions& o, std::size_t needed_adapt) {
+  if (candidates.size() != forecasts || candidates.size() != observed_ms.size())
     throw invalid_argument_error(fmt::format("adapting to {} needs as many candidates, forecasts and runtimes; got {}, {} and {}",
-                                             device, candidates.size(), forecasts.size(), observed_ms.size()));
+                                             device, candidates.size(), forecasts, observed_ms.size()));
   if (!(o.adapt_fraction > 0 && o.adapt_fraction < 1))
     throw invalid_argument_error(fmt::format("adapt_fraction must lie in (0, 1), got {}", o.adapt_fraction));
   for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -80,39 +86,78 @@ SelectiveCalibrator adapt_to_device(const std::string& device, std::span<const C
   }
   const std::size_t n = candidates.size();
   const auto n_adapt = static_cast<std::size_t>(std::round(o.adapt_fraction * static_cast<double>(n)));
-  const std::size_t needed_adapt = 3;  // below 8 the slope is left at 1 (fit_forecast_correction)
   if (n_adapt < needed_adapt || n - n_adapt < 2)
     throw invalid_argument_error(fmt::format(
         "adapting to {}: {} measurements at adapt_fraction {} give {} to fit the correction (need {}) and {} to certify "
         "(need 2)",
         device, n, o.adapt_fraction, n_adapt, needed_adapt, n - n_adapt));
-
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.calibration.seed);
   std::shuffle(order.begin(), order.end(), rng);
-  std::vector<Forecast> adapt_f, certify_f;
-  std::vector<double> adapt_t, certify_t;
-  std::vector<Candidate> certify_c;
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
-    if (k < n_adapt) {
-      adapt_f.push_back(forecasts[i]);
-      adapt_t.push_back(observed_ms[i]);
-    } else {
-      certify_c.push_back(candidates[i]);
-      certify_f.push_back(forecasts[i]);
-      certify_t.push_back(observed_ms[i]);
-    }
-  }
+  return {{order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n_adapt)},
+          {order.begin() + static_cast<std::ptrdiff_t>(n_adapt), order.end()}};
+}
+
+// The correction fitted on the adapt part's forecasts and the calibrator on the corrected certify part.
+SelectiveCalibrator correct_and_certify(const std::string& device, std::span<const Forecast> adapt_f,
+                                        std::span<const double> adapt_t, std::vector<Candidate> certify_c,
+                                        std::vector<Forecast> certify_f, std::vector<double> certify_t,
+                                        const DeviceAdaptationOptions& o) {
   const ForecastCorrection correction = fit_forecast_correction(adapt_f, adapt_t, o.fit_slope);
   for (auto& f : certify_f) f = correction.apply(f);
   CalibrationOptions co = o.calibration;
   co.group_by = GroupBy::none;  // one device: its own calibration, nothing to pool
   if (o.reference_is_best_adapted) co.reference_ms = *std::min_element(adapt_t.begin(), adapt_t.end());
   SelectiveCalibrator c = SelectiveCalibrator::fit(certify_c, certify_f, certify_t, co);
-  c.restrict_to_device(DeviceScope{device, correction, n_adapt});
+  c.restrict_to_device(DeviceScope{device, correction, adapt_f.size()});
   return c;
+}
+
+}  // namespace
+
+SelectiveCalibrator adapt_to_device(const std::string& device, std::span<const Candidate> candidates,
+                                    std::span<const Forecast> forecasts, std::span<const double> observed_ms,
+                                    const DeviceAdaptationOptions& o) {
+  // Below 8 adapt points the slope is left at 1 (fit_forecast_correction).
+  const Split split = split_points(device, candidates, forecasts.size(), observed_ms, o, 3);
+  std::vector<Forecast> adapt_f, certify_f;
+  std::vector<double> adapt_t, certify_t;
+  std::vector<Candidate> certify_c;
+  for (const std::size_t i : split.adapt) {
+    adapt_f.push_back(forecasts[i]);
+    adapt_t.push_back(observed_ms[i]);
+  }
+  for (const std::size_t i : split.certify) {
+    certify_c.push_back(candidates[i]);
+    certify_f.push_back(forecasts[i]);
+    certify_t.push_back(observed_ms[i]);
+  }
+  return correct_and_certify(device, adapt_f, adapt_t, std::move(certify_c), std::move(certify_f), std::move(certify_t), o);
+}
+
+StackedDeviceAdaptation adapt_to_device(const std::string& device, std::span<const Candidate> candidates,
+                                        std::span<const ViewForecasts> views, std::span<const double> observed_ms,
+                                        const DeviceAdaptationOptions& o) {
+  // Each adapt point is stacked by the fit on the others, which needs 3 of them.
+  const Split split = split_points(device, candidates, views.size(), observed_ms, o, 4);
+  std::vector<ViewForecasts> adapt_v;
+  std::vector<double> adapt_t, certify_t;
+  std::vector<Forecast> certify_f;
+  std::vector<Candidate> certify_c;
+  for (const std::size_t i : split.adapt) {
+    adapt_v.push_back(views[i]);
+    adapt_t.push_back(observed_ms[i]);
+  }
+  ViewStacking stacking = fit_view_stacking(adapt_v, adapt_t);
+  const std::vector<Forecast> adapt_f = stack_leaving_each_out(adapt_v, adapt_t);
+  for (const std::size_t i : split.certify) {
+    certify_c.push_back(candidates[i]);
+    certify_f.push_back(stacking.apply(views[i]));
+    certify_t.push_back(observed_ms[i]);
+  }
+  return {correct_and_certify(device, adapt_f, adapt_t, std::move(certify_c), std::move(certify_f), std::move(certify_t), o),
+          std::move(stacking)};
 }
 
 }  // namespace gpuforecast

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "calibration/selective_calibrator.hpp"
+#include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/candidate.hpp"
 #include "gpuforecast/core/forecast.hpp"
 #include "gpuforecast/export.hpp"
@@ -42,6 +43,21 @@ struct DeviceAdaptationOptions {
                                                   std::span<const Forecast> forecasts,
                                                   std::span<const double> observed_ms,
                                                   const DeviceAdaptationOptions& options = {});
+
+// The same for forecasts made as views (view_stacking.hpp): the adapt part also stacks the
+// views, so a new GPU that is mostly like one training GPU is forecast through that GPU's view.
+// The adapt points' views are stacked each by the fit on the other adapt points (the correction
+// sees honest errors), the certify points' by the fit on the whole adapt part; the certify points
+// never stack. The calibrator decides stacked forecasts: stack a configuration's views with
+// `stacking` before deciding. Throws as the overload above, and for fewer than 4 adapt points.
+struct StackedDeviceAdaptation {
+  SelectiveCalibrator calibrator;
+  ViewStacking stacking;
+};
+[[nodiscard]] StackedDeviceAdaptation adapt_to_device(const std::string& device, std::span<const Candidate> candidates,
+                                                      std::span<const ViewForecasts> views,
+                                                      std::span<const double> observed_ms,
+                                                      const DeviceAdaptationOptions& options = {});
 
 // The least-squares log-affine fit alone (slope clamped to [1/3, 3]; offset only when asked, with
 // fewer than 8 points, or when the forecasts do not vary). Throws for fewer than 3 points or non-positive values.

@@ -1,7 +1,8 @@
 // Trust on a new GPU after K measurements: the log-affine correction against known maps, the
 // device scope (other devices deferred, the archive round trip), the input checks, and the
 // guarantee on real data: a k-NN trained on 1,500 runs of convolution_milo's A100 and A6000
-// meets the A4000, K = 50 random measurements of which adapt and certify, 100 times.
+// meets the A4000, K = 50 random measurements of which adapt and certify, 100 times; and with
+// views, pnpoly's RTX 2080 Ti through a k-NN of each other GPU.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "calibration/device_adaptation.hpp"
+#include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/archive.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -209,4 +211,120 @@ TEST_CASE("on a new GPU, 50 measurements certify a wrong-bin rule whose realised
   CHECK(over <= 16);
   CHECK(answering_runs >= 8);
   CHECK(corrected_log_error < 0.8 * raw_log_error);
+}
+
+namespace {
+
+// pnpoly's RTX 2080 Ti forecast by a k-NN of its kernel's other three GPUs together (single) and
+// by a k-NN of each (views, in the order Titan, 3060 laptop, 3090); each fitted on a seeded
+// 1,500 of its runs.
+struct NewDeviceWithViews {
+  NewDevice single;
+  std::vector<ViewForecasts> views;
+};
+
+std::vector<Observation> seeded_runs(const SpaceData& s, std::size_t n, std::uint64_t seed) {
+  std::vector<Observation> runs;
+  for (const auto& o : s.observations)
+    if (o.measurement.ok() && o.measurement.median_ms > 0) runs.push_back(o);
+  std::mt19937_64 rng(seed);
+  std::shuffle(runs.begin(), runs.end(), rng);
+  runs.resize(std::min(n, runs.size()));
+  return runs;
+}
+
+const NewDeviceWithViews& rtx2080ti_with_views() {
+  static const NewDeviceWithViews d = [] {
+    const SpaceData target = load_space(test::cache_file("pnpoly", "RTX_2080_Ti").string());
+    NewDeviceWithViews out;
+    out.single.device = target.device->name;
+    for (const auto& o : target.observations)
+      if (o.measurement.ok() && o.measurement.median_ms > 0) {
+        out.single.candidates.push_back(o.candidate);
+        out.single.times.push_back(o.measurement.median_ms);
+      }
+    std::vector<Observation> together;
+    std::vector<std::vector<Forecast>> per_view;
+    for (const char* dev : {"RTX_Titan", "RTX_3060_laptop", "RTX_3090"}) {
+      const SpaceData s = load_space(test::cache_file("pnpoly", dev).string());
+      const auto runs = seeded_runs(s, 1500, 5);
+      together.insert(together.end(), runs.begin(), runs.begin() + 500);
+      KnnSurrogate view;
+      view.fit(runs);
+      // A view forecasts the configuration as it runs on its own GPU.
+      std::vector<Candidate> as_there = out.single.candidates;
+      for (auto& c : as_there) c.device = s.device;
+      per_view.push_back(view.predict(as_there));
+    }
+    KnnSurrogate knn;
+    knn.fit(together);
+    out.single.forecasts = knn.predict(out.single.candidates);
+    for (std::size_t i = 0; i < out.single.candidates.size(); ++i)
+      out.views.push_back({per_view[0][i], per_view[1][i], per_view[2][i]});
+    return out;
+  }();
+  return d;
+}
+
+}  // namespace
+
+// K = 50 random measurements, 20 times, under the wrong-bin loss. The single model blends the
+// three GPUs; the views let the K measurements pick the Titan RTX, the 2080 Ti's sibling. Realised
+// risk above alpha in at most 4 of 20 runs (delta * 20 plus two binomial standard deviations).
+TEST_CASE("with views, 50 measurements of a new GPU stack its sibling's view and answer more (pnpoly RTX 2080 Ti)") {
+  const NewDeviceWithViews& d = rtx2080ti_with_views();
+  const std::size_t k = 50, runs = 20;
+  std::size_t over = 0, answered_views = 0, answered_single = 0, titan_heaviest = 0;
+  for (std::size_t seed = 1; seed <= runs; ++seed) {
+    std::vector<std::size_t> order(d.single.candidates.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(seed);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<Candidate> c;
+    std::vector<Forecast> f;
+    std::vector<ViewForecasts> v;
+    std::vector<double> t;
+    for (std::size_t i = 0; i < k; ++i) {
+      c.push_back(d.single.candidates[order[i]]);
+      f.push_back(d.single.forecasts[order[i]]);
+      v.push_back(d.views[order[i]]);
+      t.push_back(d.single.times[order[i]]);
+    }
+    const auto single = adapt_to_device(d.single.device, c, f, t, wrong_bin_options(seed));
+    const auto stacked = adapt_to_device(d.single.device, c, v, t, wrong_bin_options(seed));
+    const auto& w = stacked.stacking.weights;
+    titan_heaviest += w[0] > w[1] && w[0] > w[2];
+    CHECK(stacked.calibrator.device_scope()->device == d.single.device);
+    std::size_t answered = 0, losses = 0;
+    for (std::size_t j = k; j < order.size(); ++j) {
+      const std::size_t i = order[j];
+      answered_single += !single.decide(d.single.candidates[i], d.single.forecasts[i]).defer;
+      const Decision dec = stacked.calibrator.decide(d.single.candidates[i], stacked.stacking.apply(d.views[i]));
+      if (dec.defer) continue;
+      ++answered;
+      losses += wrong_bin_loss(dec.forecast, d.single.times[i], stacked.calibrator.options().reference_ms) > 0.5;
+    }
+    answered_views += answered;
+    if (answered && static_cast<double>(losses) > 0.1 * static_cast<double>(answered)) {
+      ++over;
+      UNSCOPED_INFO("seed " << seed << ": " << losses << " wrong of " << answered << " answered");
+    }
+  }
+  INFO("answered with views " << answered_views << ", single " << answered_single << "; Titan heaviest in "
+                              << titan_heaviest << " of " << runs);
+  CHECK(over <= 4);
+  CHECK(titan_heaviest >= 15);
+  CHECK(answered_views > 2 * answered_single + 1000);
+}
+
+TEST_CASE("adapting with views names bad input") {
+  const NewDeviceWithViews& d = rtx2080ti_with_views();
+  const auto c = std::span(d.single.candidates).first(50);
+  const auto v = std::span(d.views).first(50);
+  const auto t = std::span(d.single.times).first(50);
+  // K = 10 at the default 0.3 leaves 3 to adapt: too few to stack each by the others.
+  CHECK_THROWS_WITH(adapt_to_device(d.single.device, c.first(10), v.first(10), t.first(10)),
+                    Contains("give 3 to fit the correction (need 4)"));
+  CHECK_THROWS_WITH(adapt_to_device(d.single.device, c, v.first(49), t), Contains("as many candidates"));
+  CHECK_THROWS_WITH(adapt_to_device("RTX A6000", c, v, t), Contains("measurement 0") && Contains("another device"));
 }
