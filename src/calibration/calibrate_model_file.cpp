@@ -10,6 +10,7 @@
 
 #include "calibration/model_bundle.hpp"
 #include "calibration/new_device_section.hpp"
+#include "calibration/view_models.hpp"
 #include "gpuforecast/core/error.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
@@ -108,7 +109,7 @@ ModelFileCalibration calibrate_model_file(const std::string& model_path, std::sp
 
 ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const std::string& data_file,
                                            const std::string& out_path, std::size_t samples,
-                                           const DeviceAdaptationOptions& options) {
+                                           const DeviceAdaptationOptions& options, bool use_views) {
   ModelFile file = read_model_file(model_path);
   refuse_if_adapted(file, model_path, "calibrate --device-samples");
   const AnySurrogate surrogate = surrogate_from(file, model_path);
@@ -125,9 +126,34 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
     throw invalid_argument_error(fmt::format("{}: {} successful runs, fewer than the {} asked for", data_file,
                                              cands.size(), samples));
   const std::vector<std::size_t> order = device_sample_order(cands.size(), options.calibration.seed);
-  const auto forecasts = surrogate.predict(cands);
-  const DrawnRuns k = drawn_runs(d.runs, forecasts, order, samples);
-  out.calibration.calibrator = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
+  // Views when the model file has them for the device's kernel and vendor; single forecasts else.
+  const auto views = use_views ? views_from(file, model_path) : std::nullopt;
+  const std::vector<const ViewModel*> device_views =
+      views && d.device() ? views->of(cands.front().kernel, d.device()->vendor, out.device)
+                          : std::vector<const ViewModel*>{};
+  std::vector<Forecast> forecasts;
+  if (device_views.empty()) {
+    forecasts = surrogate.predict(cands);
+    const DrawnRuns k = drawn_runs(d.runs, forecasts, order, samples);
+    out.calibration.calibrator = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
+  } else {
+    const std::vector<ViewForecasts> space_views = forecast_views(device_views, cands);
+    std::vector<Candidate> k_candidates;
+    std::vector<ViewForecasts> k_views;
+    std::vector<double> k_times;
+    for (std::size_t j = 0; j < samples; ++j) {
+      k_candidates.push_back(cands[order[j]]);
+      k_views.push_back(space_views[order[j]]);
+      k_times.push_back(d.runs.median_ms[order[j]]);
+    }
+    StackedDeviceAdaptation adapted = adapt_to_device(out.device, k_candidates, k_views, k_times, options);
+    for (const auto& v : space_views) forecasts.push_back(adapted.stacking.apply(v));
+    DeviceScope scope = *adapted.calibrator.device_scope();
+    for (const ViewModel* v : device_views) scope.view_devices.push_back(v->device);
+    scope.stacking = std::move(adapted.stacking);
+    adapted.calibrator.restrict_to_device(std::move(scope));
+    out.calibration.calibrator = std::move(adapted.calibrator);
+  }
   out.calibration.measurements = samples;
   const SelectiveCalibrator& cal = out.calibration.calibrator;
   judge_held_out(cal, d.runs, forecasts, order, samples, out);

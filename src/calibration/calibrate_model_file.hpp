@@ -44,10 +44,14 @@ struct ModelFileDeviceAdaptation {
   std::size_t answered = 0;  // of them, answered without measuring
   std::size_t losses = 0;    // of the answered, wrong under the calibration's loss
 };
+// When the model file holds views (calibrate --rehearse) of the device's kernel on other GPUs of
+// its vendor, the K runs stack them (adapt_to_device with views) and the calibration's device
+// scope keeps the stacking, so the model forecasts the device through it; `use_views` false
+// corrects the model's single forecasts instead.
 // Throws as calibrate_model_file, and invalid_argument_error when the file holds more than one
 // device or fewer than K successful runs.
 ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const std::string& data_file,
                                            const std::string& out_path, std::size_t samples,
-                                           const DeviceAdaptationOptions& options = {});
+                                           const DeviceAdaptationOptions& options = {}, bool use_views = true);
 
 }  // namespace gpuforecast

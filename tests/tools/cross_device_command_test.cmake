@@ -3,7 +3,8 @@
 # never saw, is then adapted from K of its runs: from the model's single forecasts (--no-views),
 # trusted where its K runs pass the check, deferred where they fail it, refused where five
 # rehearsal GPUs are too few for delta; from the stored per-GPU views, stacked towards its sibling
-# A6000, which the written model then forecasts with. Each misuse is an error that says what to do.
+# A6000, which the written model then forecasts with; the same views stacked by K runs alone
+# (--device-samples without --cross-device). Each misuse is an error that says what to do.
 include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 set(training "")
@@ -63,6 +64,34 @@ math(EXPR low_x9 "9 * ${CMAKE_MATCH_2}")
 math(EXPR high_x11 "11 * ${CMAKE_MATCH_2}")
 if(forecast_x10 LESS low_x9 OR forecast_x10 GREATER high_x11)
   message(FATAL_ERROR "stacked forecast ${CMAKE_MATCH_1} ms against ${CMAKE_MATCH_2} ms measured:\n${stacked_predict_out}")
+endif()
+
+# --device-samples stacks the stored views as well: 15 of the 50 runs fit the stacking (the
+# A6000 weighed more than the A100) and the correction, 35 certify, and the written model
+# forecasts the A4000 through the stacking; --no-views corrects the single forecasts.
+set(run_prefix calibrate --model "${rehearsed}" --data "${a4000}" --device-samples 50 --seed 1 --loss wrong_bin
+    --confidence top_bin_probability)
+run(k_views ok "15 fit the stacking and the correction" --out "${WORK}/a4000-k50.gfm")
+if(NOT k_views_out MATCHES "forecast as log t = [-0-9.]+ \\+ ([0-9.]+) log t_A100-PCIE-40GB \\+ ([0-9.]+) log t_RTX A6000")
+  message(FATAL_ERROR "no stacking of the A100 and A6000 views in:\n${k_views_out}")
+endif()
+if(NOT CMAKE_MATCH_2 GREATER CMAKE_MATCH_1)
+  message(FATAL_ERROR "the A6000's view weighs ${CMAKE_MATCH_2}, the A100's ${CMAKE_MATCH_1}:\n${k_views_out}")
+endif()
+run(k_single ok "15 fit the correction log t" --out "${WORK}/a4000-k50-single.gfm" --no-views)
+if(k_single_out MATCHES "forecast as log t")
+  message(FATAL_ERROR "--no-views stacked views:\n${k_single_out}")
+endif()
+set(run_prefix)
+run(k_views_predict ok "dedispersion_milo @ RTX A4000" predict --model "${WORK}/a4000-k50.gfm" --data "${a4000}" --top 3)
+if(NOT k_views_predict_out MATCHES "\n[0-9,]+ +([0-9]+)\\.[0-9]* +[0-9.]+-[0-9.]+ +[0-9.]+ +([0-9]+)\\.?[0-9]*\n")
+  message(FATAL_ERROR "no forecast row in:\n${k_views_predict_out}")
+endif()
+math(EXPR forecast_x10 "10 * ${CMAKE_MATCH_1}")
+math(EXPR low_x9 "9 * ${CMAKE_MATCH_2}")
+math(EXPR high_x11 "11 * ${CMAKE_MATCH_2}")
+if(forecast_x10 LESS low_x9 OR forecast_x10 GREATER high_x11)
+  message(FATAL_ERROR "stacked forecast ${CMAKE_MATCH_1} ms against ${CMAKE_MATCH_2} ms measured:\n${k_views_predict_out}")
 endif()
 
 # A search started from the rehearsed model ranks the genetic strategy's children on the A4000

@@ -134,14 +134,15 @@ void run_device_adaptation(const CalibrateArgs& a, const gpuforecast::Calibratio
   DeviceAdaptationOptions d;
   d.calibration = o;
   d.adapt_fraction = a.adapt_fraction;
-  const ModelFileDeviceAdaptation r = adapt_model_file(a.model, a.data.front(), a.out, a.device_samples, d);
+  const ModelFileDeviceAdaptation r = adapt_model_file(a.model, a.data.front(), a.out, a.device_samples, d, !a.no_views);
   for (const auto& w : r.calibration.warnings) fmt::print(stderr, "gpuforecast calibrate: warning: {}\n", w);
   const auto& cal = r.calibration.calibrator;
   const auto& scope = *cal.device_scope();
-  fmt::print("adapted the {} surrogate to {} from {} random measurements (seed {}): {} fit the correction "
+  fmt::print("adapted the {} surrogate to {} from {} random measurements (seed {}): {} fit the {}correction "
              "log t = {:.3f} + {:.3f} log t_hat, {} certify\n",
              r.calibration.surrogate_kind, r.device, a.device_samples, a.seed, scope.adapt_points,
-             scope.correction.offset, scope.correction.slope, a.device_samples - scope.adapt_points);
+             scope.view_devices.empty() ? "" : "stacking and the ", scope.correction.offset, scope.correction.slope,
+             a.device_samples - scope.adapt_points);
   fmt::print("  {}\n", cal.describe());
   print_held_out(r, o);
   fmt::print("wrote {}\n", a.out);
@@ -225,8 +226,8 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
               "adapt to the new GPU of the one --data file from --device-samples K of its runs, trusting it as far "
               "as the stored rehearsal GPUs allow (guarantee for a GPU drawn like them)");
   c->add_flag("--no-views", args->no_views,
-              "with --cross-device: correct the model's single forecasts of the new GPU instead of stacking the stored "
-              "per-GPU views");
+              "with --device-samples or --cross-device: correct the model's single forecasts of the new GPU instead "
+              "of stacking the stored per-GPU views");
   c->add_option("--rehearsal-vendors", args->rehearsal_vendors,
                 "with --cross-device: rehearse on GPUs of the new GPU's vendor (same) or of every vendor (all)")
       ->capture_default_str();
