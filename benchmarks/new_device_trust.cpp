@@ -1,18 +1,21 @@
 // Trust on a new GPU, leave one GPU out over the shared spaces: each space in turn is the new GPU
 // (its kernel measured on a GPU the model never saw), forecast by the default forecaster trained
 // on the kernel's other GPUs. K random measurements of it adapt, and every other configuration
-// of it is decided and judged. Two calibrations, per split, K, loss and seed:
+// of it is decided and judged. Two calibrations (three with views), per split, K, loss and seed:
 //
 //   cross-device  the rule rehearsed on the other GPUs (rehearse_new_device): every space whose GPU
 //                 is not the held-out one plays the new GPU, forecast by a model that saw neither
 //                 its GPU nor the held-out one, adapted from K of its own measurements exactly as
 //                 the new GPU is; the new GPU's K points only correct its forecasts.
-//   own K         adapt_to_device: a share of the K points fits the correction, the rest certify.
+//   own K         adapt_to_device: a share of the K points fits the correction, the rest certify
+//                 (the model's single forecasts).
+//   own K, views  the same with the views: the share that fits the correction stacks them first
+//                 (`calibrate --device-samples` on a model with views).
 //
-// --views (cross-device only): one forecast per configuration and GPU the model was trained on
-// (view_stacking.hpp), stacked by each GPU's K measurements: `per-device` (the default, as
-// `calibrate --rehearse` stores them), one model per GPU; `joint`, the model trained on those
-// GPUs together forecasting as each of them; `none`, the one model's single forecasts.
+// --views: one forecast per configuration and GPU the model was trained on (view_stacking.hpp),
+// stacked by each GPU's K measurements: `per-device` (the default, as `calibrate --rehearse` stores
+// them), one model per GPU; `joint`, the model trained on those GPUs together forecasting as each
+// of them; `none`, the one model's single forecasts (and no `own K, views`).
 //
 // Reported: the share of the held-out GPU's other configurations answered without measuring, the
 // realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
@@ -312,7 +315,7 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
     for (const std::size_t k : a.ks) {
       // K = 0: no measured reference for wrong_bin, nothing to stack views with.
       if (k == 0 && (loss == DeferralLoss::wrong_bin || views)) continue;
-      Cell cross, own;
+      Cell cross, own, own_views;
       for (std::size_t seed = 1; seed <= a.seeds; ++seed) {
         const Draw d = draw(t, tf, tv, k, seed);
         CrossDeviceOptions co = a.cross;
@@ -334,6 +337,12 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
           o.adapt_fraction = a.adapt_fraction;
           o.calibration = calibration_options(a, loss, seed);
           judge(adapt_to_device(t.candidates.front().device->name, d.kc, d.kf, d.kt, o), t, tf, d, a.alpha, own);
+          if (views) {
+            const auto adapted = adapt_to_device(t.candidates.front().device->name, d.kc, d.kv, d.kt, o);
+            std::vector<Forecast> stacked;
+            for (const auto& v : *tv) stacked.push_back(adapted.stacking.apply(v));
+            judge(adapted.calibrator, t, stacked, d, a.alpha, own_views);
+          }
         }
       }
       rows.push_back({{"kernel", t.kernel},
@@ -344,6 +353,7 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
                       {"views", a.views},
                       {"cross_device", cross.to_json()},
                       {"own_k", own.to_json()}});
+      if (views) rows.back()["own_k_views"] = own_views.to_json();
     }
   }
   return rows;
@@ -356,9 +366,9 @@ void print_row(const json& r) {
                        100 * c["answered_share_se"].get<double>(), c["risk"].get<double>(),
                        c["runs_over_alpha"].get<std::size_t>());
   };
-  fmt::print("  {:<15} K={:<3} cross-device ({:2} GPUs): {}   own K: {}\n", r["loss"].get<std::string>(),
+  fmt::print("  {:<15} K={:<3} cross-device ({:2} GPUs): {}   own K: {}{}\n", r["loss"].get<std::string>(),
              r["k"].get<std::size_t>(), r["rehearsal_gpus"].get<std::size_t>(), cell(r["cross_device"]),
-             cell(r["own_k"]));
+             cell(r["own_k"]), r.contains("own_k_views") ? "   own K, views: " + cell(r["own_k_views"]) : std::string());
 }
 
 // Per loss and K over the splits: the median split's answered share and the runs over alpha.
@@ -366,11 +376,11 @@ json summarise(const Args& a, const std::vector<json>& rows) {
   json table = json::array();
   for (const auto& loss : a.losses)
     for (const std::size_t k : a.ks)
-      for (const char* which : {"cross_device", "own_k"}) {
+      for (const char* which : {"cross_device", "own_k", "own_k_views"}) {
         std::vector<double> shares;
         std::size_t runs = 0, over = 0;
         for (const auto& r : rows)
-          if (r["loss"] == loss && r["k"] == k && r[which]["runs"].get<std::size_t>() > 0) {
+          if (r["loss"] == loss && r["k"] == k && r.contains(which) && r[which]["runs"].get<std::size_t>() > 0) {
             shares.push_back(r[which]["answered_share"].get<double>());
             runs += r[which]["runs"].get<std::size_t>();
             over += r[which]["runs_over_alpha"].get<std::size_t>();
