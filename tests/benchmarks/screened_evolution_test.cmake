@@ -45,7 +45,16 @@ if(NOT pooled_out MATCHES "other GPUs \\(1 seeds each\\), pooled into one margin
   message(FATAL_ERROR "--pool-rehearsal is not shown:\n${pooled_out}")
 endif()
 run(bad_rehearsal fail "--rehearsal takes all or vendor, got some" ${args} --rehearsal some)
+# --oracle adds the share an oracle margin on the target's own children screens out, per space and
+# family.
+run(oracle ok "0 spaces stored, 1 to run" ${args} --oracle)
+if(NOT oracle_out MATCHES "pnpoly/RTX_3090 [^\n]* oracle out [0-9]+%\n" OR NOT oracle_out MATCHES "pnpoly \\(family\\)[^\n]* oracle out [0-9]+%")
+  message(FATAL_ERROR "no oracle share in:\n${oracle_out}")
+endif()
+if(first_out MATCHES "oracle")
+  message(FATAL_ERROR "an oracle share without --oracle:\n${first_out}")
+endif()
 
-# A broken line is refused with the file and its line.
+# A broken line (the sixth: five runs wrote one each) is refused with the file and its line.
 file(APPEND "${WORK}/results.jsonl" "{not json\n")
-run(broken fail "results.jsonl:line 5: " ${args})
+run(broken fail "results.jsonl:line 6: " ${args})
