@@ -255,15 +255,25 @@ def rehearse(model, files, out=None, surrogate: str | None = None, seed: int = 1
 
 def calibrate(model, files, out=None, alpha: float = 0.1, delta: float = 0.1, risk_alpha: float | None = None,
               method: str = "split", group_by: str = "none", loss: str = "relative_error", tolerance: float = 0.1,
-              confidence: str = "interval_width", deferral_fraction: float = 0.0, seed: int = 0) -> Model:
+              confidence: str = "interval_width", deferral_fraction: float = 0.0, seed: int = 0,
+              device_samples: int = 0, adapt_fraction: float = 0.3, views: bool = True) -> Model:
     """Adds conformal intervals and the Learn-then-Test deferral rule, fitted on measurements the
     surrogate did not train on, and writes the model to `out` (default: over the model's file).
-    Warns (UserWarning) for each file the surrogate was also trained on, as `gpuforecast calibrate` does."""
+    Warns (UserWarning) for each file the surrogate was also trained on, as `gpuforecast calibrate` does.
+
+    `device_samples` K > 0 adapts the model to the one device of the one file instead, as
+    `gpuforecast calibrate --device-samples K` does: K runs drawn with `seed`, `adapt_fraction` of
+    them fit the correction (after stacking the model's per-GPU views of the device's kernel and
+    vendor, when rehearse() stored them and `views` is true), the rest certify; every other device
+    is deferred."""
     model_path = model.info["path"] if isinstance(model, Model) else _path(model, "model")
     out = model_path if out is None else _path(out, "out")
+    if isinstance(device_samples, bool) or not isinstance(device_samples, int) or device_samples < 0:
+        raise TypeError(f"device_samples must be a count of runs (0: plain calibration), got {device_samples!r}")
     for message in _native._calibrate(model_path, _files(files), out, float(alpha), float(delta),
                                       None if risk_alpha is None else float(risk_alpha), method, group_by, loss,
-                                      float(tolerance), confidence, float(deferral_fraction), int(seed)):
+                                      float(tolerance), confidence, float(deferral_fraction), int(seed),
+                                      device_samples, float(adapt_fraction), bool(views)):
         warnings.warn(message, stacklevel=2)
     return load(out)
 

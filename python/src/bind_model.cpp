@@ -119,7 +119,8 @@ std::vector<std::string> calibrate_file(const std::string& model_path, const std
                                         const std::string& out, double alpha, double delta,
                                         std::optional<double> risk_alpha, const std::string& method,
                                         const std::string& group_by, const std::string& loss, double tolerance,
-                                        const std::string& confidence, double deferral_fraction, std::uint64_t seed) {
+                                        const std::string& confidence, double deferral_fraction, std::uint64_t seed,
+                                        std::size_t device_samples, double adapt_fraction, bool use_views) {
   CalibrationOptions o;
   o.alpha = alpha;
   o.risk_alpha = risk_alpha.value_or(alpha);
@@ -131,7 +132,14 @@ std::vector<std::string> calibrate_file(const std::string& model_path, const std
   o.confidence = parse_confidence_score(confidence);
   o.deferral_fraction = deferral_fraction;
   o.seed = seed;
-  return calibrate_model_file(model_path, files, out, o).warnings;
+  if (device_samples == 0) return calibrate_model_file(model_path, files, out, o).warnings;
+  if (files.size() != 1)
+    throw invalid_argument_error(
+        fmt::format("calibrate with device_samples takes one file (one device), got {}", files.size()));
+  DeviceAdaptationOptions d;
+  d.calibration = o;
+  d.adapt_fraction = adapt_fraction;
+  return adapt_model_file(model_path, files.front(), out, device_samples, d, use_views).calibration.warnings;
 }
 
 }  // namespace
@@ -196,14 +204,15 @@ void bind_model(nb::module_& m) {
       [](const std::string& model_path, const std::vector<std::string>& files, const std::string& out, double alpha,
          double delta, std::optional<double> risk_alpha, const std::string& method, const std::string& group_by,
          const std::string& loss, double tolerance, const std::string& confidence, double deferral_fraction,
-         std::uint64_t seed) {
+         std::uint64_t seed, std::size_t device_samples, double adapt_fraction, bool use_views) {
         nb::gil_scoped_release release;
         return calibrate_file(model_path, files, out, alpha, delta, risk_alpha, method, group_by, loss, tolerance,
-                              confidence, deferral_fraction, seed);
+                              confidence, deferral_fraction, seed, device_samples, adapt_fraction, use_views);
       },
       nb::arg("model"), nb::arg("files"), nb::arg("out"), nb::arg("alpha"), nb::arg("delta"),
       nb::arg("risk_alpha").none(), nb::arg("method"), nb::arg("group_by"), nb::arg("loss"), nb::arg("tolerance"),
-      nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"));
+      nb::arg("confidence"), nb::arg("deferral_fraction"), nb::arg("seed"), nb::arg("device_samples"),
+      nb::arg("adapt_fraction"), nb::arg("views"));
   m.def(
       "_rehearse",
       [](const std::string& model_path, const std::vector<std::string>& files, const std::string& out,

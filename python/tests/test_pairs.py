@@ -199,6 +199,26 @@ def test_a_model_for_a_new_device_is_written_as_gpuforecast_adapt_writes_it(sibl
         gpuforecast.calibrate(written, [conv_cache("A4000")], out=tmp_path / "x.gfm")
 
 
+def test_calibrate_with_device_samples_stacks_the_views(siblings_model, conv_cache, tmp_path):
+    # K = 50 runs of the A4000: 15 stack the A100's and A6000's views and fit the correction, 35 certify.
+    options = dict(device_samples=50, loss="wrong_bin", confidence="top_bin_probability", seed=1)
+    stacked = gpuforecast.calibrate(siblings_model, [conv_cache("A4000")], out=tmp_path / "k.gfm", **options)
+    single = gpuforecast.calibrate(siblings_model, [conv_cache("A4000")], out=tmp_path / "k1.gfm", views=False, **options)
+    assert "forecast as log t" in stacked.info["calibration"] and "RTX A6000" in stacked.info["calibration"]
+    assert "forecast as log t" not in single.info["calibration"]
+    a4000 = gpuforecast.read_cache(conv_cache("A4000"))
+    before = _median_abs_log_error(siblings_model, a4000, "A4000")
+    assert _median_abs_log_error(stacked, a4000, "A4000") < 0.5 * before
+    # Only the A4000 is calibrated: another GPU's forecasts are deferred.
+    a100 = gpuforecast.read_cache(conv_cache("A100"))
+    assert stacked.forecast(a100.configs()[:20], device="A100", problem_size=a100.problem_size)["defer"].all()
+    with pytest.raises(gpuforecast.InvalidArgumentError, match="takes one file"):
+        gpuforecast.calibrate(siblings_model, [conv_cache("A4000"), conv_cache("A100")], out=tmp_path / "x.gfm",
+                              device_samples=50)
+    with pytest.raises(TypeError, match="device_samples"):
+        gpuforecast.calibrate(siblings_model, [conv_cache("A4000")], out=tmp_path / "x.gfm", device_samples=-1)
+
+
 def test_for_new_device_refuses_by_name(siblings_model, xgboost_model, conv_cache):
     with pytest.raises(gpuforecast.InvalidArgumentError, match="holds no views"):
         xgboost_model.for_new_device([conv_cache("A100")])
