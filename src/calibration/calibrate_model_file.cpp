@@ -68,6 +68,25 @@ DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> fore
   return d;
 }
 
+DrawnViews drawn_views(const TimedCandidates& runs, std::span<const ViewForecasts> views,
+                       std::span<const std::size_t> order, std::size_t samples) {
+  DrawnViews d;
+  for (std::size_t k = 0; k < samples; ++k) {
+    d.candidates.push_back(runs.candidates[order[k]]);
+    d.views.push_back(views[order[k]]);
+    d.times.push_back(runs.median_ms[order[k]]);
+  }
+  return d;
+}
+
+void scope_to_views(SelectiveCalibrator& calibrator, std::span<const ViewModel* const> views, ViewStacking stacking) {
+  DeviceScope scope = *calibrator.device_scope();
+  scope.view_devices.clear();
+  for (const ViewModel* v : views) scope.view_devices.push_back(v->device);
+  scope.stacking = std::move(stacking);
+  calibrator.restrict_to_device(std::move(scope));
+}
+
 void judge_held_out(const SelectiveCalibrator& calibrator, const TimedCandidates& runs,
                     std::span<const Forecast> forecasts, std::span<const std::size_t> order, std::size_t samples,
                     ModelFileDeviceAdaptation& out) {
@@ -138,20 +157,10 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
     out.calibration.calibrator = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
   } else {
     const std::vector<ViewForecasts> space_views = forecast_views(device_views, cands);
-    std::vector<Candidate> k_candidates;
-    std::vector<ViewForecasts> k_views;
-    std::vector<double> k_times;
-    for (std::size_t j = 0; j < samples; ++j) {
-      k_candidates.push_back(cands[order[j]]);
-      k_views.push_back(space_views[order[j]]);
-      k_times.push_back(d.runs.median_ms[order[j]]);
-    }
-    StackedDeviceAdaptation adapted = adapt_to_device(out.device, k_candidates, k_views, k_times, options);
+    const DrawnViews k = drawn_views(d.runs, space_views, order, samples);
+    StackedDeviceAdaptation adapted = adapt_to_device(out.device, k.candidates, k.views, k.times, options);
     for (const auto& v : space_views) forecasts.push_back(adapted.stacking.apply(v));
-    DeviceScope scope = *adapted.calibrator.device_scope();
-    for (const ViewModel* v : device_views) scope.view_devices.push_back(v->device);
-    scope.stacking = std::move(adapted.stacking);
-    adapted.calibrator.restrict_to_device(std::move(scope));
+    scope_to_views(adapted.calibrator, device_views, std::move(adapted.stacking));
     out.calibration.calibrator = std::move(adapted.calibrator);
   }
   out.calibration.measurements = samples;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "calibration/calibrate_model_file.hpp"
+#include "calibration/view_models.hpp"
+#include "calibration/view_stacking.hpp"
 #include "gpuforecast/core/observation.hpp"
 #include "gpuforecast/data/dataset.hpp"
 #include "gpuforecast/surrogate/model_file.hpp"
@@ -42,6 +44,19 @@ struct DrawnRuns {
 };
 [[nodiscard]] DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> forecasts,
                                    std::span<const std::size_t> order, std::size_t samples);
+
+// The same runs with their views (one forecast per view model) instead of forecasts.
+struct DrawnViews {
+  std::vector<Candidate> candidates;
+  std::vector<ViewForecasts> views;
+  std::vector<double> times;
+};
+[[nodiscard]] DrawnViews drawn_views(const TimedCandidates& runs, std::span<const ViewForecasts> views,
+                                     std::span<const std::size_t> order, std::size_t samples);
+
+// Keeps in the calibrator's device scope the views its device is forecast from and their
+// stacking, so that a Model forecasts the device through them.
+void scope_to_views(SelectiveCalibrator& calibrator, std::span<const ViewModel* const> views, ViewStacking stacking);
 
 // Decides the runs after the first `samples` of `order` with the calibrator and counts, in
 // `out`, those judged, answered and wrong under its loss: what the user of a brute-forced file

@@ -239,20 +239,10 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
   NewDeviceCalibration adapted;
   if (stacked) {
     const std::vector<ViewForecasts> space_views = forecast_views(new_views, cands);
-    std::vector<Candidate> k_candidates;
-    std::vector<ViewForecasts> k_views;
-    std::vector<double> k_times;
-    for (std::size_t j = 0; j < options.samples; ++j) {
-      k_candidates.push_back(cands[order[j]]);
-      k_views.push_back(space_views[order[j]]);
-      k_times.push_back(d.runs.median_ms[order[j]]);
-    }
-    adapted = adapt_with_rule(out.rule, device->name, k_candidates, k_views, k_times, cands, space_views);
+    const DrawnViews k = drawn_views(d.runs, space_views, order, options.samples);
+    adapted = adapt_with_rule(out.rule, device->name, k.candidates, k.views, k.times, cands, space_views);
     for (const auto& v : space_views) forecasts.push_back(adapted.stacking->apply(v));
-    DeviceScope scope = *adapted.calibrator.device_scope();
-    for (const ViewModel* v : new_views) scope.view_devices.push_back(v->device);
-    scope.stacking = *adapted.stacking;
-    adapted.calibrator.restrict_to_device(std::move(scope));
+    scope_to_views(adapted.calibrator, new_views, *adapted.stacking);
     out.view_devices = adapted.calibrator.device_scope()->view_devices;
     out.stacking = adapted.stacking;
   } else {
