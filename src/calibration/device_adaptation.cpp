@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "gpuforecast/core/error.hpp"
@@ -70,8 +71,10 @@ struct Split {
   std::vector<std::size_t> adapt, certify;  // indices into the K points
 };
 
+// `fit` says what the adapt part does and `hint` what else would do, for the error when it is too small.
 Split split_points(const std::string& device, std::span<const Candidate> candidates, std::size_t forecasts,
-                   std::span<const double> observed_ms, const DeviceAdaptationOptions& o, std::size_t needed_adapt) {
+                   std::span<const double> observed_ms, const DeviceAdaptationOptions& o, std::size_t needed_adapt,
+                   std::string_view fit, std::string_view hint = {}) {
   if (candidates.size() != forecasts || candidates.size() != observed_ms.size())
     throw invalid_argument_error(fmt::format("adapting to {} needs as many candidates, forecasts and runtimes; got {}, {} and {}",
                                              device, candidates.size(), forecasts, observed_ms.size()));
@@ -88,9 +91,8 @@ Split split_points(const std::string& device, std::span<const Candidate> candida
   const auto n_adapt = static_cast<std::size_t>(std::round(o.adapt_fraction * static_cast<double>(n)));
   if (n_adapt < needed_adapt || n - n_adapt < 2)
     throw invalid_argument_error(fmt::format(
-        "adapting to {}: {} measurements at adapt_fraction {} give {} to fit the correction (need {}) and {} to certify "
-        "(need 2)",
-        device, n, o.adapt_fraction, n_adapt, needed_adapt, n - n_adapt));
+        "adapting to {}: {} measurements at adapt_fraction {} give {} to {} (need {}{}) and {} to certify (need 2)",
+        device, n, o.adapt_fraction, n_adapt, fit, needed_adapt, hint, n - n_adapt));
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.calibration.seed);
@@ -120,7 +122,7 @@ SelectiveCalibrator adapt_to_device(const std::string& device, std::span<const C
                                     std::span<const Forecast> forecasts, std::span<const double> observed_ms,
                                     const DeviceAdaptationOptions& o) {
   // Below 8 adapt points the slope is left at 1 (fit_forecast_correction).
-  const Split split = split_points(device, candidates, forecasts.size(), observed_ms, o, 3);
+  const Split split = split_points(device, candidates, forecasts.size(), observed_ms, o, 3, "fit the correction");
   std::vector<Forecast> adapt_f, certify_f;
   std::vector<double> adapt_t, certify_t;
   std::vector<Candidate> certify_c;
@@ -140,7 +142,8 @@ StackedDeviceAdaptation adapt_to_device(const std::string& device, std::span<con
                                         std::span<const ViewForecasts> views, std::span<const double> observed_ms,
                                         const DeviceAdaptationOptions& o) {
   // Each adapt point is stacked by the fit on the others, which needs 3 of them.
-  const Split split = split_points(device, candidates, views.size(), observed_ms, o, 4);
+  const Split split = split_points(device, candidates, views.size(), observed_ms, o, 4,
+                                   "stack the views and fit the correction", "; the single forecasts need 3");
   std::vector<ViewForecasts> adapt_v;
   std::vector<double> adapt_t, certify_t;
   std::vector<Forecast> certify_f;

@@ -324,7 +324,7 @@ TEST_CASE("adapting with views names bad input") {
   const auto t = std::span(d.single.times).first(50);
   // K = 10 at the default 0.3 leaves 3 to adapt: too few to stack each by the others.
   CHECK_THROWS_WITH(adapt_to_device(d.single.device, c.first(10), v.first(10), t.first(10)),
-                    Contains("give 3 to fit the correction (need 4)"));
+                    Contains("give 3 to stack the views and fit the correction (need 4; the single forecasts need 3)"));
   CHECK_THROWS_WITH(adapt_to_device(d.single.device, c, v.first(49), t), Contains("as many candidates"));
   CHECK_THROWS_WITH(adapt_to_device("RTX A6000", c, v, t), Contains("measurement 0") && Contains("another device"));
 }

@@ -83,6 +83,9 @@ if(k_single_out MATCHES "forecast as log t")
   message(FATAL_ERROR "--no-views stacked views:\n${k_single_out}")
 endif()
 set(run_prefix)
+# Too few runs to stack the views says so, and that the single forecasts need fewer.
+run(k_views_too_few fail "give 3 to stack the views and fit the correction \\(need 4. the single forecasts need 3\\)"
+    calibrate --model "${rehearsed}" --data "${a4000}" --device-samples 10 --out "${WORK}/x.gfm")
 run(k_views_predict ok "dedispersion_milo @ RTX A4000" predict --model "${WORK}/a4000-k50.gfm" --data "${a4000}" --top 3)
 if(NOT k_views_predict_out MATCHES "\n[0-9,]+ +([0-9]+)\\.[0-9]* +[0-9.]+-[0-9.]+ +[0-9.]+ +([0-9]+)\\.?[0-9]*\n")
   message(FATAL_ERROR "no forecast row in:\n${k_views_predict_out}")
