@@ -24,7 +24,7 @@ namespace gpuforecast GPUFORECAST_API {
 
 struct DeviceAdaptationOptions {
   // Share of the K measurements that fit the correction; the rest certify. At least 3 must
-  // adapt; below 8 only the offset is fitted.
+  // adapt (4 to stack views); below 8 only the offset is fitted.
   double adapt_fraction = 0.3;
   bool fit_slope = true;  // false: offset only
   // The wrong_bin loss's reference: the fastest adapt point's runtime (the incumbent a search on
