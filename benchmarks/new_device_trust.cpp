@@ -26,6 +26,9 @@
 //   new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]
 //                    [--rehearsal vendor|all] [--views none|joint|per-device] [--out FILE.jsonl] [--json]
 //
+// The check's limit is the one the rehearsal GPUs answer the most under (CrossDeviceOptions::
+// choose_check); --check-max-loss L fixes it.
+//
 // --out keeps one line per finished split; a rerun with the same file skips the splits it holds
 // and prints the table over all of them.
 #include <fmt/core.h>
@@ -83,7 +86,7 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]\n"
       "                        [--losses relative_error,wrong_bin] [--surrogate default] [--rehearsal vendor|all]\n"
-      "                        [--views none|joint|per-device] [--steps 20] [--start-fraction 0.05] [--check-max-loss 0.1] [--adapt-fraction 0.3]\n"
+      "                        [--views none|joint|per-device] [--steps 20] [--start-fraction 0.05] [--check-max-loss L] [--adapt-fraction 0.3]\n"
       "                        [--alpha 0.1] [--delta 0.1] [--out FILE.jsonl] [--json] [--explain]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -96,7 +99,11 @@ Args parse(int argc, char** argv) {
       .text("--views", a.views)
       .number("--steps", a.cross.steps)
       .number("--start-fraction", a.cross.start_fraction)
-      .number("--check-max-loss", a.cross.check_max_loss)
+      .option("--check-max-loss",
+              [&](const std::string& n, const std::string& v) {
+                a.cross.check_max_loss = detail::parse_number<double>(n, v);
+                a.cross.choose_check = false;
+              })
       .number("--adapt-fraction", a.adapt_fraction)
       .number("--alpha", a.alpha)
       .number("--delta", a.delta)

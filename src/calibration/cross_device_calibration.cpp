@@ -256,17 +256,40 @@ CrossDeviceRule rehearse_new_device(std::span<const RehearsalDevice> devices, co
   std::vector<Rehearsed> rehearsed;
   for (std::size_t u = 0; u < devices.size(); ++u) rehearsed.push_back(rehearse(devices[u], u, o));
   rule.conformal = pooled_conformal(rehearsed, rule.options.calibration);
-  std::vector<ScoredPoints> scored;
+  std::vector<ScoredPoints> unchecked;
+  std::vector<double> checks;
   for (std::size_t u = 0; u < devices.size(); ++u) {
     const Rehearsed& r = rehearsed[u];
-    const double check = check_loss_share(r.k_candidates, r.k_forecasts, r.k_observed_ms, rule.conformal, o);
-    scored.push_back(score(r, rule.conformal, rule.options.calibration));
-    // A GPU whose own K measurements fail the check answers nothing, here as on a new GPU.
-    if (!passes_check(check, o))
-      std::fill(scored[u].confidence.begin(), scored[u].confidence.end(), -std::numeric_limits<double>::infinity());
-    rule.outcomes.push_back(risk_curve(devices[u].name, scored[u], check, rule.steps, o.calibration.risk_alpha));
+    checks.push_back(check_loss_share(r.k_candidates, r.k_forecasts, r.k_observed_ms, rule.conformal, o));
+    unchecked.push_back(score(r, rule.conformal, rule.options.calibration));
   }
-  walk_shares(rule);
+  // The rule under one check limit: a GPU whose own K measurements fail the check answers
+  // nothing, here as on a new GPU.
+  std::vector<ScoredPoints> scored;
+  const auto walk_with_check = [&](double limit) {
+    CrossDeviceRule r = rule;
+    r.options.check_max_loss = limit;
+    scored = unchecked;
+    for (std::size_t u = 0; u < devices.size(); ++u) {
+      if (!passes_check(checks[u], r.options))
+        std::fill(scored[u].confidence.begin(), scored[u].confidence.end(), -std::numeric_limits<double>::infinity());
+      r.outcomes.push_back(risk_curve(devices[u].name, scored[u], checks[u], r.steps, o.calibration.risk_alpha));
+    }
+    walk_shares(r);
+    return r;
+  };
+  if (o.choose_check) {
+    double best_limit = 0, best_answered = -1;
+    for (const double limit : CrossDeviceOptions::check_limits) {
+      const CrossDeviceRule r = walk_with_check(limit);
+      double answered = 0;
+      for (const double c : checks) answered += r.any_valid && c <= limit ? r.share : 0.0;
+      if (answered > best_answered + 1e-12) best_answered = answered, best_limit = limit;
+    }
+    rule = walk_with_check(best_limit);
+  } else {
+    rule = walk_with_check(o.check_max_loss);
+  }
   for (std::size_t u = 0; u < devices.size() && rule.any_valid; ++u)
     std::tie(rule.outcomes[u].answered, rule.outcomes[u].losses) = answered_at(scored[u], rule.share);
   return rule;
@@ -382,9 +405,14 @@ std::string CrossDeviceRule::describe() const {
   if (!any_valid)
     return s + fmt::format("; more than {} of them exceed {} already at the first share: every forecast is deferred",
                            allowed_failures, co.risk_alpha);
-  return s + fmt::format("; answer the {:.0f}% most confident ({}) of a GPU's configurations (at most {} of the {} above "
-                         "{} there)",
-                         100 * share, to_string(co.confidence), allowed_failures, devices, co.risk_alpha);
+  s += fmt::format("; answer the {:.0f}% most confident ({}) of a GPU's configurations (at most {} of the {} above {} "
+                   "there)",
+                   100 * share, to_string(co.confidence), allowed_failures, devices, co.risk_alpha);
+  if (options.samples >= options.check_min_samples)
+    s += fmt::format("; a GPU whose K lose more than {:.0f}% when each is forecast from the others answers nothing ({})",
+                     100 * options.check_max_loss,
+                     options.choose_check ? "the limit under which the rehearsal GPUs answer the most" : "as given");
+  return s;
 }
 
 }  // namespace gpuforecast

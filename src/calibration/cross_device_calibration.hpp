@@ -67,6 +67,14 @@ struct CrossDeviceOptions {
   // measurements there is no check.
   double check_max_loss = 0.1;
   std::size_t check_min_samples = 8;
+  // The rehearsal chooses check_max_loss among check_limits (and the rule keeps the choice): the
+  // limit under which a GPU like the rehearsal GPUs answers the most, on average over them (one
+  // that fails the check answers nothing, one that passes the rule's share); ties keep the
+  // smaller limit. A strict limit defers GPUs the rule would trust; a loose one lets rehearsal
+  // GPUs the model forecasts badly into the walk, where they end it early. The choice is a
+  // function of the rehearsal GPUs alone, never of the new GPU. False: check_max_loss as given.
+  bool choose_check = true;
+  static constexpr double check_limits[] = {0.05, 0.1, 0.15, 0.2, 0.25};
 };
 
 // The check a new GPU's K measurements make: the share of them lost when each is left out, and

@@ -133,6 +133,57 @@ TEST_CASE("cross-device rule: a GPU whose own K measurements fail the check answ
   CHECK_THROWS_WITH(rehearse_new_device(gpus, bad), Contains("check_max_loss"));
 }
 
+TEST_CASE("cross-device rule: the rehearsal chooses the check's limit under which its GPUs answer the most") {
+  // 50% slow on 24 of 200 configurations (12%; the correction fits an offset alone, which they
+  // move by 5%, so the right ones stay right): the least confident (the walk reaches them last)
+  // or the most confident (the walk fails at once where such a GPU is let in).
+  auto wrong_least_confident = [](const std::string& name) {
+    RehearsalDevice d = synthetic_gpu(name);
+    for (std::size_t i = d.forecasts.size() - 24; i < d.forecasts.size(); ++i) {
+      d.forecasts[i].median_ms *= 1.5;
+      d.forecasts[i].lower_ms *= 1.5;
+      d.forecasts[i].upper_ms *= 1.5;
+    }
+    return d;
+  };
+  const auto passing = [](const CrossDeviceRule& rule) {
+    std::size_t n = 0;
+    for (const auto& o : rule.outcomes) n += o.check_loss <= rule.options.check_max_loss;
+    return n;
+  };
+  CrossDeviceOptions chooses = relative_error_options(20);
+  chooses.fit_slope = false;
+  CrossDeviceOptions fixed = chooses;
+  fixed.choose_check = false;
+
+  // Most GPUs lose more than 10% of K, yet their most confident 95% are right: a looser limit
+  // lets them answer.
+  std::vector<RehearsalDevice> gpus;
+  for (std::size_t i = 0; i < 9; ++i) gpus.push_back(wrong_least_confident("gpu" + std::to_string(i)));
+  const auto chosen = rehearse_new_device(gpus, chooses);
+  const auto at_ten = rehearse_new_device(gpus, fixed);
+  for (const auto& o : chosen.outcomes) UNSCOPED_INFO(o.name << ": check " << o.check_loss << ", fails at step " << o.failed_at);
+  CHECK(chosen.options.check_max_loss > 0.1);
+  CHECK(passing(chosen) > passing(at_ten));
+  REQUIRE(chosen.any_valid);
+  CHECK(chosen.share >= 0.8);
+  CHECK_THAT(chosen.describe(), Contains("the limit under which the rehearsal GPUs answer the most"));
+  CHECK_THAT(at_ten.describe(), Contains("lose more than 10%") && Contains("as given"));
+
+  // Eight exact GPUs and one wrong on its most confident 12%: let in, it would end the walk at
+  // the first share; the chosen limit keeps it out and the others answer everything.
+  auto mixed = synthetic_gpus(9);
+  mixed[1] = synthetic_gpu("gpu1", 24, 1.5);
+  const auto guarded = rehearse_new_device(mixed, chooses);
+  INFO("gpu1: check " << guarded.outcomes[1].check_loss << ", limit " << guarded.options.check_max_loss);
+  CHECK(guarded.options.check_max_loss < guarded.outcomes[1].check_loss);
+  REQUIRE(guarded.any_valid);
+  CHECK(guarded.share == Approx(1.0));
+  CrossDeviceOptions loose = fixed;
+  loose.check_max_loss = 0.25;
+  CHECK_FALSE(rehearse_new_device(mixed, loose).any_valid);
+}
+
 TEST_CASE("cross-device rule: too few rehearsal GPUs for delta defer everything, and say so") {
   const auto gpus = synthetic_gpus(8);
   const auto rule = rehearse_new_device(gpus, relative_error_options(0));

@@ -45,7 +45,7 @@ struct CalibrateArgs {
   bool cross_device = false;
   std::string rehearsal_vendors = "same";
   bool no_views = false;
-  double check_max_loss = gpuforecast::CrossDeviceOptions{}.check_max_loss;
+  double check_max_loss = -1;  // < 0: the rehearsal chooses it (CrossDeviceOptions::choose_check)
 };
 
 // The file's other runs, which took no part, judging a device's calibration; `assuming` ends the
@@ -94,7 +94,10 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
   CrossDeviceOptions o;
   o.samples = a.device_samples;
   o.calibration = calibration;
-  o.check_max_loss = a.check_max_loss;
+  if (a.check_max_loss >= 0) {
+    o.check_max_loss = a.check_max_loss;
+    o.choose_check = false;
+  }
   const ModelFileCrossDevice r =
       adapt_model_file_across_devices(a.model, a.data.front(), a.out, o, a.rehearsal_vendors == "all", !a.no_views);
   const auto& ad = r.adaptation;
@@ -102,7 +105,7 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
   fmt::print("cross-device calibration of {} for {}: {}\n", ad.calibration.surrogate_kind, ad.device, r.rule.describe());
   if (!r.left_out.empty()) fmt::print("  not rehearsing: {}\n", fmt::join(r.left_out, ", "));
   for (const auto& g : r.rule.outcomes) {
-    const bool deferred = g.check_loss > o.check_max_loss;
+    const bool deferred = g.check_loss > r.rule.options.check_max_loss;
     const std::string failed = g.failed_at < r.rule.steps.size()
                                    ? fmt::format("above {} from share {:.2f}", o.calibration.risk_alpha,
                                                  r.rule.steps[g.failed_at].share)
@@ -112,7 +115,7 @@ void run_cross_device(const CalibrateArgs& a, const gpuforecast::CalibrationOpti
   }
   if (o.samples >= o.check_min_samples)
     fmt::print("  check: {:.0f}% of the {} measurements are losses when forecast from the others (at most {:.0f}%): {}\n",
-               100 * r.check.loss_share, o.samples, 100 * o.check_max_loss,
+               100 * r.check.loss_share, o.samples, 100 * r.rule.options.check_max_loss,
                r.check.passed ? "passed" : "failed, every forecast of this GPU is deferred");
   const auto& scope = *ad.calibration.calibrator.device_scope();
   if (r.stacking) {
@@ -232,8 +235,9 @@ gpuforecast::cli::RegisterCommand reg{"calibrate", [](CLI::App& app) {
                 "with --cross-device: rehearse on GPUs of the new GPU's vendor (same) or of every vendor (all)")
       ->capture_default_str();
   c->add_option("--check-max-loss", args->check_max_loss,
-                "with --cross-device: share of the K runs that may be losses when forecast from the others")
-      ->capture_default_str()->check(gpuforecast::cli::number_in(0, 1));
+                "with --cross-device: share of the K runs that may be losses when forecast from the others "
+                "(default: the limit of 0.05-0.25 under which the rehearsal GPUs answer the most)")
+      ->check(gpuforecast::cli::number_in(0, 1));
   c->callback([args] { run(*args); });
 }};
 
