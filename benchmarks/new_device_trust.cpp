@@ -333,9 +333,7 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
         const std::string& device = t.candidates.front().device->name;
         if (views) {
           const auto adapted = adapt_with_rule(rule, device, d.kc, d.kv, d.kt, t.candidates, *tv);
-          std::vector<Forecast> stacked;
-          for (const auto& v : *tv) stacked.push_back(adapted.stacking->apply(v));
-          judge(adapted.calibrator, t, stacked, d, a.alpha, cross);
+          judge(adapted.calibrator, t, adapted.stacking->apply(*tv), d, a.alpha, cross);
         } else {
           judge(adapt_with_rule(rule, device, d.kc, d.kf, d.kt, t.candidates, tf).calibrator, t, tf, d, a.alpha, cross);
         }
@@ -346,9 +344,7 @@ std::vector<json> run_split(const Args& a, const std::vector<Space>& spaces, std
           judge(adapt_to_device(t.candidates.front().device->name, d.kc, d.kf, d.kt, o), t, tf, d, a.alpha, own);
           if (views) {
             const auto adapted = adapt_to_device(t.candidates.front().device->name, d.kc, d.kv, d.kt, o);
-            std::vector<Forecast> stacked;
-            for (const auto& v : *tv) stacked.push_back(adapted.stacking.apply(v));
-            judge(adapted.calibrator, t, stacked, d, a.alpha, own_views);
+            judge(adapted.calibrator, t, adapted.stacking.apply(*tv), d, a.alpha, own_views);
           }
         }
       }

@@ -57,28 +57,6 @@ DeviceFile load_device_file(const std::string& data_file) {
   return f;
 }
 
-DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> forecasts,
-                     std::span<const std::size_t> order, std::size_t samples) {
-  DrawnRuns d;
-  for (std::size_t k = 0; k < samples; ++k) {
-    d.candidates.push_back(runs.candidates[order[k]]);
-    d.forecasts.push_back(forecasts[order[k]]);
-    d.times.push_back(runs.median_ms[order[k]]);
-  }
-  return d;
-}
-
-DrawnViews drawn_views(const TimedCandidates& runs, std::span<const ViewForecasts> views,
-                       std::span<const std::size_t> order, std::size_t samples) {
-  DrawnViews d;
-  for (std::size_t k = 0; k < samples; ++k) {
-    d.candidates.push_back(runs.candidates[order[k]]);
-    d.views.push_back(views[order[k]]);
-    d.times.push_back(runs.median_ms[order[k]]);
-  }
-  return d;
-}
-
 void scope_to_views(SelectiveCalibrator& calibrator, std::span<const ViewModel* const> views, ViewStacking stacking) {
   DeviceScope scope = *calibrator.device_scope();
   scope.view_devices.clear();
@@ -153,13 +131,13 @@ ModelFileDeviceAdaptation adapt_model_file(const std::string& model_path, const 
   std::vector<Forecast> forecasts;
   if (device_views.empty()) {
     forecasts = surrogate.predict(cands);
-    const DrawnRuns k = drawn_runs(d.runs, forecasts, order, samples);
+    const auto k = drawn_runs(d.runs, forecasts, order, samples);
     out.calibration.calibrator = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
   } else {
     const std::vector<ViewForecasts> space_views = forecast_views(device_views, cands);
-    const DrawnViews k = drawn_views(d.runs, space_views, order, samples);
-    StackedDeviceAdaptation adapted = adapt_to_device(out.device, k.candidates, k.views, k.times, options);
-    for (const auto& v : space_views) forecasts.push_back(adapted.stacking.apply(v));
+    const auto k = drawn_runs(d.runs, space_views, order, samples);
+    StackedDeviceAdaptation adapted = adapt_to_device(out.device, k.candidates, k.forecasts, k.times, options);
+    forecasts = adapted.stacking.apply(space_views);
     scope_to_views(adapted.calibrator, device_views, std::move(adapted.stacking));
     out.calibration.calibrator = std::move(adapted.calibrator);
   }

@@ -36,23 +36,25 @@ struct DeviceFile {
 };
 [[nodiscard]] DeviceFile load_device_file(const std::string& data_file);
 
-// The runs at the first `samples` places of `order`, with their forecasts.
+// The runs at the first `samples` places of `order`, with their forecasts: one Forecast each, or
+// one per view (ViewForecasts).
+template <class F>
 struct DrawnRuns {
   std::vector<Candidate> candidates;
-  std::vector<Forecast> forecasts;
+  std::vector<F> forecasts;
   std::vector<double> times;
 };
-[[nodiscard]] DrawnRuns drawn_runs(const TimedCandidates& runs, std::span<const Forecast> forecasts,
-                                   std::span<const std::size_t> order, std::size_t samples);
-
-// The same runs with their views (one forecast per view model) instead of forecasts.
-struct DrawnViews {
-  std::vector<Candidate> candidates;
-  std::vector<ViewForecasts> views;
-  std::vector<double> times;
-};
-[[nodiscard]] DrawnViews drawn_views(const TimedCandidates& runs, std::span<const ViewForecasts> views,
-                                     std::span<const std::size_t> order, std::size_t samples);
+template <class F>
+[[nodiscard]] DrawnRuns<F> drawn_runs(const TimedCandidates& runs, const std::vector<F>& forecasts,
+                                      std::span<const std::size_t> order, std::size_t samples) {
+  DrawnRuns<F> d;
+  for (std::size_t k = 0; k < samples; ++k) {
+    d.candidates.push_back(runs.candidates[order[k]]);
+    d.forecasts.push_back(forecasts[order[k]]);
+    d.times.push_back(runs.median_ms[order[k]]);
+  }
+  return d;
+}
 
 // Keeps in the calibrator's device scope the views its device is forecast from and their
 // stacking, so that a Model forecasts the device through them.

@@ -384,9 +384,7 @@ NewDeviceCalibration adapt_with_rule(const CrossDeviceRule& rule, const std::str
                                              min_stacking_samples, views.size()));
   const ViewStacking stacking = fit_view_stacking(views, observed_ms);
   const std::vector<Forecast> k_forecasts = stack_leaving_each_out(views, observed_ms);
-  std::vector<Forecast> space_forecasts;
-  space_forecasts.reserve(space_views.size());
-  for (const auto& v : space_views) space_forecasts.push_back(stacking.apply(v));
+  const std::vector<Forecast> space_forecasts = stacking.apply(space_views);
   NewDeviceCalibration out =
       adapt_forecasts(rule, device, candidates, k_forecasts, observed_ms, space, space_forecasts);
   out.stacking = stacking;

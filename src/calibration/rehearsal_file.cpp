@@ -239,15 +239,15 @@ ModelFileCrossDevice adapt_model_file_across_devices(const std::string& model_pa
   NewDeviceCalibration adapted;
   if (stacked) {
     const std::vector<ViewForecasts> space_views = forecast_views(new_views, cands);
-    const DrawnViews k = drawn_views(d.runs, space_views, order, options.samples);
-    adapted = adapt_with_rule(out.rule, device->name, k.candidates, k.views, k.times, cands, space_views);
-    for (const auto& v : space_views) forecasts.push_back(adapted.stacking->apply(v));
+    const auto k = drawn_runs(d.runs, space_views, order, options.samples);
+    adapted = adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, space_views);
+    forecasts = adapted.stacking->apply(space_views);
     scope_to_views(adapted.calibrator, new_views, *adapted.stacking);
     out.view_devices = adapted.calibrator.device_scope()->view_devices;
     out.stacking = adapted.stacking;
   } else {
     forecasts = surrogate.predict(cands);
-    const DrawnRuns k = drawn_runs(d.runs, forecasts, order, options.samples);
+    const auto k = drawn_runs(d.runs, forecasts, order, options.samples);
     adapted = adapt_with_rule(out.rule, device->name, k.candidates, k.forecasts, k.times, cands, forecasts);
   }
   out.check = adapted.check;

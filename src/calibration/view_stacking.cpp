@@ -87,6 +87,13 @@ Forecast ViewStacking::apply(const ViewForecasts& views) const {
   return f;
 }
 
+std::vector<Forecast> ViewStacking::apply(std::span<const ViewForecasts> configurations) const {
+  std::vector<Forecast> out;
+  out.reserve(configurations.size());
+  for (const auto& v : configurations) out.push_back(apply(v));
+  return out;
+}
+
 ViewStacking fit_view_stacking(std::span<const ViewForecasts> views, std::span<const double> observed_ms) {
   if (views.size() != observed_ms.size())
     throw invalid_argument_error(fmt::format("view stacking needs one runtime per point; got {} points and {} runtimes",

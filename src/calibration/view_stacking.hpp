@@ -33,6 +33,8 @@ struct ViewStacking {
   // average when every weight is 0); bin probabilities are left out (they need the interval).
   // Throws invalid_argument_error for a number of views other than the weights'.
   [[nodiscard]] Forecast apply(const ViewForecasts& views) const;
+  // The stacked forecast of each configuration, in order.
+  [[nodiscard]] std::vector<Forecast> apply(std::span<const ViewForecasts> configurations) const;
   // The right-hand side as reports print it, "b + w_1 log t_<device 1> + ...", one name per view.
   [[nodiscard]] std::string describe(std::span<const std::string> view_devices) const;
 };

@@ -146,9 +146,7 @@ std::vector<Forecast> stacked_views(const Model::Impl& m, const DeviceScope& sco
                                                scope.device, device));
     views.push_back(v);
   }
-  std::vector<Forecast> f;
-  for (const auto& v : forecast_views(views, on_device)) f.push_back(scope.stacking.apply(v));
-  return f;
+  return scope.stacking.apply(forecast_views(views, on_device));
 }
 
 // The candidates `owns` picks, forecast by `forecaster`; the others left empty.
