@@ -15,7 +15,8 @@
 // --views: one forecast per configuration and GPU the model was trained on (view_stacking.hpp),
 // stacked by each GPU's K measurements: `per-device` (the default, as `calibrate --rehearse` stores
 // them), one model per GPU; `joint`, the model trained on those GPUs together forecasting as each
-// of them; `none`, the one model's single forecasts (and no `own K, views`).
+// of them; `none`, the one model's single forecasts (and no `own K, views`); `measured`, the
+// per-device views with each median moved to the time its GPU measured: a bound, not a method.
 //
 // Reported: the share of the held-out GPU's other configurations answered without measuring, the
 // realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
@@ -24,7 +25,7 @@
 // K points, confidence = top-bin probability; needs K >= 3).
 //
 //   new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]
-//                    [--rehearsal vendor|all] [--views none|joint|per-device] [--out FILE.jsonl] [--json]
+//                    [--rehearsal vendor|all] [--views none|joint|per-device|measured] [--out FILE.jsonl] [--json]
 //
 // The check's limit is the one the rehearsal GPUs answer the most under (CrossDeviceOptions::
 // choose_check); --check-max-loss L fixes it.
@@ -45,6 +46,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "calibration/cross_device_calibration.hpp"
@@ -86,7 +88,7 @@ Args parse(int argc, char** argv) {
   bench::BenchmarkArguments args(
       "usage: new_device_trust [--data DIR] [--kernels k1,k2] [--devices d1,d2] [--k 0,20,50] [--seeds 20]\n"
       "                        [--losses relative_error,wrong_bin] [--surrogate default] [--rehearsal vendor|all]\n"
-      "                        [--views none|joint|per-device] [--steps 20] [--start-fraction 0.05] [--check-max-loss L] [--adapt-fraction 0.3]\n"
+      "                        [--views none|joint|per-device|measured] [--steps 20] [--start-fraction 0.05] [--check-max-loss L] [--adapt-fraction 0.3]\n"
       "                        [--alpha 0.1] [--delta 0.1] [--out FILE.jsonl] [--json] [--explain]\n");
   args.text("--data", a.data)
       .list("--kernels", a.kernels)
@@ -114,8 +116,8 @@ Args parse(int argc, char** argv) {
   if (a.seeds == 0) throw invalid_argument_error("--seeds must be at least 1");
   if (a.rehearsal != "vendor" && a.rehearsal != "all")
     throw invalid_argument_error(fmt::format("--rehearsal is vendor or all, got {}", a.rehearsal));
-  if (a.views != "none" && a.views != "joint" && a.views != "per-device")
-    throw invalid_argument_error(fmt::format("--views is none, joint or per-device, got {}", a.views));
+  if (a.views != "none" && a.views != "joint" && a.views != "per-device" && a.views != "measured")
+    throw invalid_argument_error(fmt::format("--views is none, joint, per-device or measured, got {}", a.views));
   for (const auto& l : a.losses) (void)parse_deferral_loss(l);
   return a;
 }
@@ -125,6 +127,7 @@ struct Space {
   std::vector<Observation> observations;  // for training
   std::vector<Candidate> candidates;      // successful runs
   std::vector<double> times;
+  std::unordered_map<std::string, double> time_of;  // by configuration key, for --views measured
 };
 
 std::vector<Space> load_spaces(const Args& a) {
@@ -136,6 +139,7 @@ std::vector<Space> load_spaces(const Args& a) {
     auto runs = successful_runs(s.observations);
     s.candidates = std::move(runs.candidates);
     s.times = std::move(runs.median_ms);
+    for (std::size_t i = 0; i < s.candidates.size(); ++i) s.time_of.emplace(s.candidates[i].config.key(), s.times[i]);
     spaces.push_back(std::move(s));
   }
   return spaces;
@@ -171,14 +175,33 @@ class ForecastMemo {
       std::vector<Candidate> as_there = s.candidates;
       for (auto& c : as_there) c.device = m_spaces[o].candidates.front().device;
       AnySurrogate& model = m_args.views == "joint" ? fitted(sources) : fitted({o});
-      const std::vector<Forecast> f = model.predict(as_there);
+      std::vector<Forecast> f = model.predict(as_there);
+      if (m_args.views == "measured") move_to_measured(f, s, m_spaces[o]);
       for (std::size_t i = 0; i < f.size(); ++i) views[i].push_back(f[i]);
     }
     return m_views.emplace(key, std::move(views)).first->second;
   }
   [[nodiscard]] std::size_t fits() const { return m_fits; }
+  // --views measured: view forecasts made, and those moved to a measured time.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> moved_to_measured() const { return {m_moved, m_view_forecasts}; }
 
  private:
+  // --views measured: each view's median moved to the time measured on its GPU (the quantiles
+  // with it, the spread kept), where that GPU ran the configuration: the views a perfect model of
+  // each GPU would give, a bound on what better view models could buy.
+  void move_to_measured(std::vector<Forecast>& f, const Space& s, const Space& there) {
+    m_view_forecasts += f.size();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const auto t = there.time_of.find(s.candidates[i].config.key());
+      if (t == there.time_of.end() || !(f[i].median_ms > 0)) continue;
+      ++m_moved;
+      const double r = t->second / f[i].median_ms;
+      f[i].median_ms *= r;
+      f[i].lower_ms *= r;
+      f[i].upper_ms *= r;
+    }
+  }
+
   // The kernel's other spaces of the same vendor (AMD and NVIDIA rank these kernels differently:
   // datasets README), leaving out the given GPUs.
   std::vector<std::size_t> training_spaces(std::size_t space, const std::set<std::string>& left_out) const {
@@ -218,13 +241,15 @@ class ForecastMemo {
   std::map<std::string, std::vector<Forecast>> m_forecasts;
   std::map<std::string, std::vector<ViewForecasts>> m_views;
   std::size_t m_fits = 0;
+  std::size_t m_moved = 0, m_view_forecasts = 0;
 };
 
 struct Cell {  // one (split, K, loss, calibration) over seeds
-  std::vector<double> shares;
+  std::vector<double> shares, risks;  // per seed
   std::size_t answered = 0, losses = 0, over_alpha = 0;
   void add(std::size_t a, std::size_t l, std::size_t judged, double alpha) {
     shares.push_back(static_cast<double>(a) / static_cast<double>(judged));
+    risks.push_back(a ? static_cast<double>(l) / static_cast<double>(a) : 0.0);
     answered += a;
     losses += l;
     over_alpha += a && static_cast<double>(l) > alpha * static_cast<double>(a);
@@ -233,7 +258,8 @@ struct Cell {  // one (split, K, loss, calibration) over seeds
     const auto m = bench::mean_se(shares);
     return {{"runs", shares.size()}, {"answered_share", m.mean}, {"answered_share_se", m.se}, {"answered", answered},
             {"losses", losses},      {"runs_over_alpha", over_alpha},
-            {"risk", answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0.0}};
+            {"risk", answered ? static_cast<double>(losses) / static_cast<double>(answered) : 0.0},
+            {"answered_share_per_seed", shares}, {"risk_per_seed", risks}};
   }
 };
 
@@ -456,6 +482,10 @@ int main(int argc, char** argv) try {
                            .dump(1));
     return 0;
   }
+  if (const auto [moved, made] = memo.moved_to_measured(); made > 0)
+    fmt::print("\nmeasured views: {} of {} view forecasts moved to the time their GPU measured (the rest, configurations "
+               "that GPU did not run, are its model's)\n",
+               moved, made);
   fmt::print("\nOver the splits: median answered share; runs (split x seed) whose risk exceeded alpha, against the "
              "allowance delta * runs + 2 binomial sd\n");
   for (const auto& r : table)

@@ -1,0 +1,33 @@
+# benchmarks/new_device_trust on one held-out space: each cell's share and risk per seed in the
+# results file, --views measured moves the views to the times their GPUs measured and says how
+# many, and a --views it does not know is refused with the ones it does.
+include(${CMAKE_CURRENT_LIST_DIR}/../tools/shared_data.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../tools/run_command.cmake)
+set(run_program_name new_device_trust)
+shared_data_file(space benchmark_hub/cachefiles/pnpoly/RTX_3090.json.gz)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+set(args --data "${data}" --kernels pnpoly --devices RTX_3090 --seeds 2 --k 50 --losses wrong_bin)
+run(measured ok "views: measured" ${args} --views measured --out "${WORK}/measured.jsonl")
+if(NOT measured_out MATCHES "measured views: ([0-9]+) of ([0-9]+) view forecasts moved")
+  message(FATAL_ERROR "--views measured does not say how many views it moved:\n${measured_out}")
+endif()
+set(moved ${CMAKE_MATCH_1})
+set(made ${CMAKE_MATCH_2})
+# pnpoly's GPUs ran nearly the same configurations: most views move, and never more than were made.
+math(EXPR most "${made} * 9 / 10")
+if(moved LESS_EQUAL most OR moved GREATER made)
+  message(FATAL_ERROR "${moved} of ${made} views moved to a measured time: expected more than 90%")
+endif()
+file(READ "${WORK}/measured.jsonl" row)
+foreach(cell cross_device own_k own_k_views)
+  string(JSON shares GET "${row}" ${cell} answered_share_per_seed)
+  string(JSON risks GET "${row}" ${cell} risk_per_seed)
+  string(JSON n LENGTH "${shares}")
+  string(JSON m LENGTH "${risks}")
+  if(NOT n EQUAL 2 OR NOT m EQUAL 2)
+    message(FATAL_ERROR "${cell}: expected a share and a risk for each of 2 seeds, got ${shares} and ${risks}")
+  endif()
+endforeach()
+run(bad_views fail "--views is none, joint, per-device or measured, got perfect" ${args} --views perfect)
