@@ -16,7 +16,7 @@
 // stacked by each GPU's K measurements: `per-device` (the default, as `calibrate --rehearse` stores
 // them), one model per GPU; `joint`, the model trained on those GPUs together forecasting as each
 // of them; `none`, the one model's single forecasts (and no `own K, views`); `measured`, the
-// per-device views with each median moved to the time its GPU measured: a bound, not a method.
+// per-device views with each median moved to the time its GPU measured: a yardstick, not a method.
 //
 // Reported: the share of the held-out GPU's other configurations answered without measuring, the
 // realised risk among them, and the runs whose own risk exceeded alpha (against delta * runs
@@ -188,7 +188,7 @@ class ForecastMemo {
  private:
   // --views measured: each view's median moved to the time measured on its GPU (the quantiles
   // with it, the spread kept), where that GPU ran the configuration: the views a perfect model of
-  // each GPU would give, a bound on what better view models could buy.
+  // each GPU would give, a yardstick for what better view models could buy.
   void move_to_measured(std::vector<Forecast>& f, const Space& s, const Space& there) {
     m_view_forecasts += f.size();
     for (std::size_t i = 0; i < f.size(); ++i) {
