@@ -127,7 +127,7 @@ struct Space {
   std::vector<Observation> observations;  // for training
   std::vector<Candidate> candidates;      // successful runs
   std::vector<double> times;
-  std::unordered_map<std::string, double> time_of;  // by configuration key, for --views measured
+  std::unordered_map<std::string, double> time_of;  // by configuration key; filled for --views measured only
 };
 
 std::vector<Space> load_spaces(const Args& a) {
@@ -139,7 +139,8 @@ std::vector<Space> load_spaces(const Args& a) {
     auto runs = successful_runs(s.observations);
     s.candidates = std::move(runs.candidates);
     s.times = std::move(runs.median_ms);
-    for (std::size_t i = 0; i < s.candidates.size(); ++i) s.time_of.emplace(s.candidates[i].config.key(), s.times[i]);
+    if (a.views == "measured")
+      for (std::size_t i = 0; i < s.candidates.size(); ++i) s.time_of.emplace(s.candidates[i].config.key(), s.times[i]);
     spaces.push_back(std::move(s));
   }
   return spaces;
